@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the user ABI of struct io_uring_sqe.
+ *
+ * io_uring_init() pins every sqe field at build time with
+ * BUILD_BUG_SQE_ELEM(). This suite states the same promises once more, at run
+ * time and one line per field, for the fields that splice, tee and ioctl
+ * read, so that a report shows exactly which promise a change broke.
+ */
+#include <kunit/test.h>
+#include <linux/splice.h>
+#include <linux/stddef.h>
+#include <uapi/linux/io_uring.h>
+
+struct sqe_field_case {
+	const char *name;
+	size_t offset, expected_offset;
+	size_t size, expected_size;
+	bool is_signed, expected_signed;
+};
+
+#define SQE_FIELD(field, off, type)					\
+	{								\
+		.name = #field " is " #type " at " #off,		\
+		.offset = offsetof(struct io_uring_sqe, field),		\
+		.expected_offset = off,					\
+		.size = sizeof_field(struct io_uring_sqe, field),	\
+		.expected_size = sizeof(type),				\
+		.is_signed = is_signed_type(typeof_member(struct io_uring_sqe, field)), \
+		.expected_signed = is_signed_type(type),		\
+	}
+
+static const struct sqe_field_case sqe_field_cases[] = {
+	SQE_FIELD(opcode, 0, __u8),
+	SQE_FIELD(flags, 1, __u8),
+	SQE_FIELD(ioprio, 2, __u16),
+	SQE_FIELD(fd, 4, __s32),
+	SQE_FIELD(off, 8, __u64),
+	SQE_FIELD(addr, 16, __u64),
+	SQE_FIELD(splice_off_in, 16, __u64),
+	SQE_FIELD(len, 24, __u32),
+	SQE_FIELD(splice_flags, 28, __u32),
+	SQE_FIELD(user_data, 32, __u64),
+	SQE_FIELD(buf_index, 40, __u16),
+	SQE_FIELD(personality, 42, __u16),
+	SQE_FIELD(splice_fd_in, 44, __s32),
+	SQE_FIELD(file_index, 44, __u32),
+	SQE_FIELD(addr3, 48, __u64),
+};
+
+static void sqe_field_case_desc(const struct sqe_field_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(sqe_field, sqe_field_cases, sqe_field_case_desc);
+
+static void sqe_field_layout_test(struct kunit *test)
+{
+	const struct sqe_field_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ_MSG(test, c->offset, c->expected_offset,
+			    "offset of %s", c->name);
+	KUNIT_EXPECT_EQ_MSG(test, c->size, c->expected_size,
+			    "size of %s", c->name);
+	KUNIT_EXPECT_EQ_MSG(test, c->is_signed, c->expected_signed,
+			    "signedness of %s", c->name);
+}
+
+static void sqe_size_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct io_uring_sqe), 64);
+}
+
+/* sqe->opcode is a u8, so every opcode, IORING_OP_LAST included, must fit. */
+static void sqe_opcode_fits_u8_test(struct kunit *test)
+{
+	KUNIT_EXPECT_LT(test, IORING_OP_LAST, 256);
+}
+
+/* Opcode numbers are ABI: liburing and binaries have them compiled in. */
+static void sqe_opcode_numbers_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, IORING_OP_NOP, 0);
+	KUNIT_EXPECT_EQ(test, IORING_OP_SPLICE, 30);
+	KUNIT_EXPECT_EQ(test, IORING_OP_TEE, 33);
+	KUNIT_EXPECT_EQ(test, IORING_OP_URING_CMD, 46);
+	KUNIT_EXPECT_EQ(test, IORING_OP_LISTEN, 57);
+}
+
+/*
+ * SPLICE_F_FD_IN_FIXED shares sqe->splice_flags with the splice(2) flags, so
+ * it must never collide with one of them.
+ */
+static void splice_fd_in_fixed_is_not_a_splice_flag_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, SPLICE_F_FD_IN_FIXED, 1U << 31);
+	KUNIT_EXPECT_EQ(test, SPLICE_F_FD_IN_FIXED & SPLICE_F_ALL, 0);
+}
+
+static struct kunit_case io_uring_sqe_layout_test_cases[] = {
+	KUNIT_CASE_PARAM(sqe_field_layout_test, sqe_field_gen_params),
+	KUNIT_CASE(sqe_size_test),
+	KUNIT_CASE(sqe_opcode_fits_u8_test),
+	KUNIT_CASE(sqe_opcode_numbers_test),
+	KUNIT_CASE(splice_fd_in_fixed_is_not_a_splice_flag_test),
+	{}
+};
+
+static struct kunit_suite io_uring_sqe_layout_test_suite = {
+	.name = "io_uring_sqe_layout",
+	.test_cases = io_uring_sqe_layout_test_cases,
+};
+
+kunit_test_suite(io_uring_sqe_layout_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the io_uring sqe layout");
+MODULE_LICENSE("GPL");

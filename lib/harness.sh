@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shared by run_kunit.sh, run_selftests.sh and export_series.sh: installs what
+# is missing, unpacks Debian's linux-source-6.12 into a cache outside the
+# repository, keeps a pristine git copy of it, and applies the series plus the
+# test overlay to a build tree without touching files the series did not
+# change, so that kernel builds stay incremental.
+
+# The Debian version of linux-source-6.12 this project is tested on.
+readonly IOU_PINNED_LINUX_SOURCE_VERSION="6.12.118-1~deb12u1"
+
+IOU_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+IOU_CACHE_DIR=${IOU_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/io_uring-series}
+IOU_OUT_DIR=${IOU_OUT_DIR:-$IOU_REPO/out}
+IOU_JOBS=${IOU_JOBS:-$(nproc)}
+IOU_LINUX_SOURCE_VERSION=${IOU_LINUX_SOURCE_VERSION:-$IOU_PINNED_LINUX_SOURCE_VERSION}
+
+# Packages every runner needs on the host.
+IOU_HOST_PACKAGES=(
+	linux-source-6.12 qemu-system-x86 busybox-static
+	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
+	python3 git rsync kmod
+)
+
+# Help text shared by every runner: the environment it reads.
+iou_env_help() {
+	cat <<EOF
+Environment:
+  IOU_CACHE_DIR    cache for the unpacked trees and build directories
+                   (default: \${XDG_CACHE_HOME:-\$HOME/.cache}/io_uring-series,
+                   here: $IOU_CACHE_DIR)
+  IOU_OUT_DIR      where results go (default: <repo>/out, here: $IOU_OUT_DIR)
+  IOU_JOBS         parallel make jobs (default: nproc, here: $IOU_JOBS)
+  IOU_LINUX_SOURCE_VERSION
+                   Debian version of linux-source-6.12 to use
+                   (default: the pinned $IOU_PINNED_LINUX_SOURCE_VERSION)
+EOF
+}
+
+iou_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+iou_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Run a long command with its output in a log file, saying every minute that
+# it is still going; on failure show the tail of the log.
+iou_run_logged() {
+	local what=$1 log=$2 pid rc=0 start=$SECONDS next=60
+	shift 2
+	iou_log "$what (log: $log)"
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if [ $((SECONDS - start)) -ge "$next" ]; then
+			iou_log "  ... $((SECONDS - start))s: $(tail -n 1 "$log" | cut -c1-100)"
+			next=$((next + 60))
+		fi
+	done
+	wait "$pid" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		tail -n 40 "$log" >&2
+		iou_die "$what failed (exit $rc); full log: $log"
+	fi
+	iou_log "  done in $((SECONDS - start))s"
+}
+
+# Install whatever of the given packages is missing (apt-get, as root only).
+iou_need_packages() {
+	local missing=() pkg
+	for pkg in "$@"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$pkg")
+	done
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		iou_die "missing packages; run as root: apt-get install -y ${missing[*]}"
+	fi
+	iou_log "installing: ${missing[*]}"
+	apt-get update -qq >/dev/null 2>&1 || iou_log "warning: apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >&2
+}
+
+# Make sure the wanted linux-source-6.12 is installed: the pinned version when
+# the archive has it, otherwise the candidate with a warning naming both.
+iou_need_linux_source() {
+	local installed want=$IOU_LINUX_SOURCE_VERSION candidate
+	installed=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+	[ "$installed" = "$want" ] && return 0
+	if ! apt-cache madison linux-source-6.12 2>/dev/null | grep -qF "| $want |"; then
+		if [ "$(id -u)" -eq 0 ]; then
+			apt-get update -qq >/dev/null 2>&1 || true
+		fi
+	fi
+	if ! apt-cache madison linux-source-6.12 2>/dev/null | grep -qF "| $want |"; then
+		candidate=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ {print $2}')
+		iou_log "warning: linux-source-6.12 $want is not in the archive; using $candidate instead"
+		want=$candidate
+		[ "$installed" = "$want" ] && return 0
+	fi
+	[ "$(id -u)" -eq 0 ] ||
+		iou_die "run as root: apt-get install -y linux-source-6.12=$want"
+	iou_log "installing linux-source-6.12=$want"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		--allow-downgrades "linux-source-6.12=$want" >&2
+}
+
+iou_prepare_host() {
+	iou_need_packages "${IOU_HOST_PACKAGES[@]}"
+	iou_need_linux_source
+	IOU_SOURCE_VERSION=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+	IOU_VERSION_DIR=$IOU_CACHE_DIR/linux-source-$IOU_SOURCE_VERSION
+	IOU_TREE=$IOU_VERSION_DIR/tree
+	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
+}
+
+# Commits made in the cache carry the identity of whoever runs the harness.
+IOU_GIT_NAME=$(git -C "$IOU_REPO" config user.name || echo "io_uring series")
+IOU_GIT_EMAIL=$(git -C "$IOU_REPO" config user.email || echo "io-uring-series@localhost")
+iou_git() { git -c user.name="$IOU_GIT_NAME" -c user.email="$IOU_GIT_EMAIL" \
+	-c advice.detachedHead=false "$@"; }
+
+# The unpacked tarball as a git repository whose one commit is tagged
+# "pristine"; the apply and build trees are worktrees of it.
+iou_prepare_pristine() {
+	local repo=$IOU_VERSION_DIR/pristine tmp
+	[ -f "$repo/.iou-pristine-done" ] && return 0
+	rm -rf "$repo" "$repo.tmp"
+	tmp=$repo.tmp
+	mkdir -p "$tmp"
+	iou_log "unpacking /usr/src/linux-source-6.12.tar.xz ($IOU_SOURCE_VERSION) into $repo"
+	tar -xf /usr/src/linux-source-6.12.tar.xz -C "$tmp" --strip-components=1
+	iou_log "recording the pristine tree in git (about a minute)"
+	(
+		cd "$tmp" || exit
+		iou_git init -q
+		iou_git add -A -f
+		iou_git commit -q -m "Debian linux-source-6.12 $IOU_SOURCE_VERSION"
+		iou_git tag pristine
+	)
+	mv "$tmp" "$repo"
+	touch "$repo/.iou-pristine-done"
+}
+
+# Everything that determines the patched tree, as one hash.
+iou_series_hash() {
+	(
+		cd "$IOU_REPO" || exit
+		printf '%s\n' "$IOU_SOURCE_VERSION"
+		find patches kunit selftests kconfig-fragments/kunit lib/harness.sh \
+			-type f ! -name '*~' -print0 | sort -z | xargs -0 sha256sum
+	) | sha256sum | cut -d' ' -f1
+}
+
+# The series in git-am order: every numbered patch except a cover letter.
+iou_series_patches() {
+	find "$IOU_REPO/patches" -maxdepth 1 -name '[0-9]*.patch' \
+		! -name '0000-cover-letter.patch' | sort
+}
+
+# Copy the test sources into the tree and commit them as one patch on top of
+# the series. kunit/ becomes io_uring/tests/, selftests/ becomes
+# tools/testing/selftests/io_uring/, kconfig-fragments/kunit becomes
+# io_uring/.kunitconfig, and each directory's tree-wiring.diff hooks it into
+# the existing Kconfig and Makefiles.
+iou_commit_test_overlay() {
+	local tree=$1
+	mkdir -p "$tree/io_uring/tests" "$tree/tools/testing/selftests/io_uring"
+	rsync -a --delete --exclude=tree-wiring.diff "$IOU_REPO/kunit/" "$tree/io_uring/tests/"
+	rsync -a --delete --exclude=tree-wiring.diff "$IOU_REPO/selftests/" \
+		"$tree/tools/testing/selftests/io_uring/"
+	cp "$IOU_REPO/kconfig-fragments/kunit" "$tree/io_uring/.kunitconfig"
+	local wiring
+	for wiring in "$IOU_REPO/kunit/tree-wiring.diff" "$IOU_REPO/selftests/tree-wiring.diff"; do
+		[ -f "$wiring" ] || continue
+		git -C "$tree" apply --verbose "$wiring" >/dev/null ||
+			iou_die "test wiring $wiring does not apply to the patched tree"
+	done
+	iou_git -C "$tree" add -A
+	iou_git -C "$tree" commit -q -F - <<EOF
+io_uring: add KUnit suites and selftests
+
+The series' tests, kept in the project's kunit/ and selftests/ folders:
+KUnit suites under io_uring/tests/ (CONFIG_IO_URING_KUNIT_TEST, run with
+"kunit.py run --kunitconfig=io_uring") and kselftests under
+tools/testing/selftests/io_uring/ (TARGETS=io_uring).
+
+Signed-off-by: $IOU_GIT_NAME <$IOU_GIT_EMAIL>
+EOF
+}
+
+# Apply the series and the test overlay in the scratch "apply" worktree, then
+# move the build tree to the result with "git checkout", which rewrites only
+# the files that differ: unchanged sources keep their mtimes and make does
+# not rebuild them. Sets IOU_TREE.
+iou_prepare_tree() {
+	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
+	local stamp=$IOU_VERSION_DIR/tree.series hash patch commit
+	exec {lock_fd}>"$IOU_VERSION_DIR/lock"
+	flock "$lock_fd"
+	iou_prepare_pristine
+	hash=$(iou_series_hash)
+	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+		iou_log "patched tree is up to date: $IOU_TREE"
+		flock -u "$lock_fd"
+		return 0
+	fi
+	if [ ! -d "$apply" ]; then
+		iou_log "creating the apply worktree $apply"
+		git -C "$pristine" worktree prune
+		iou_git -C "$pristine" worktree add -q --detach "$apply" pristine
+	fi
+	iou_log "applying the series to $apply"
+	iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
+	iou_git -C "$apply" checkout -q -f --detach pristine
+	iou_git -C "$apply" clean -q -fdx
+	while read -r patch; do
+		[ -n "$patch" ] || continue
+		if ! iou_git -C "$apply" am -q "$patch"; then
+			iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
+			iou_die "patch $(basename "$patch") does not apply (the hunk is named above)"
+		fi
+	done < <(iou_series_patches)
+	iou_commit_test_overlay "$apply"
+	commit=$(git -C "$apply" rev-parse HEAD)
+	if [ ! -d "$IOU_TREE" ]; then
+		iou_log "creating the build tree $IOU_TREE"
+		iou_git -C "$pristine" worktree add -q --detach "$IOU_TREE" "$commit"
+	else
+		iou_git -C "$IOU_TREE" checkout -q -f --detach "$commit"
+		iou_git -C "$IOU_TREE" clean -q -fd
+	fi
+	echo "$hash" >"$stamp"
+	iou_log "patched tree ready: $IOU_TREE ($(git -C "$IOU_TREE" log --oneline pristine..HEAD | wc -l) commits on pristine)"
+	flock -u "$lock_fd"
+}
+
+# Run a step with a visible result; used for per-stage totals.
+iou_summary_line() { printf '%s\n' "$*"; }

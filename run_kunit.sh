@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build Debian's linux-source-6.12 with the series applied and run the
+# series' KUnit suites under QEMU with tools/testing/kunit/kunit.py.
+set -euo pipefail
+
+# shellcheck source=lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
+
+IOU_KUNIT_TIMEOUT=${IOU_KUNIT_TIMEOUT:-600}
+IOU_KVM=${IOU_KVM:-0}
+
+usage() {
+	cat <<EOF
+Usage: $0 [options] [FILTER_GLOB]
+
+Applies patches/ and the tests (kunit/, selftests/) to Debian's
+linux-source-6.12, builds the KUnit kernel incrementally and runs it under
+QEMU (TCG) with kunit.py, then prints "kunit: N passed, N failed, N skipped".
+FILTER_GLOB selects suites or tests, as kunit.py takes it: 'io_uring_sqe*'.
+
+Options:
+  --kvm            boot with KVM instead of TCG (opt-in; env IOU_KVM=1)
+  --timeout SECS   guest timeout (env IOU_KUNIT_TIMEOUT, default $IOU_KUNIT_TIMEOUT)
+  --output DIR     results folder (default: \$IOU_OUT_DIR/kunit-<date>)
+  -h, --help       this text
+
+Results: kunit.py's output (kunit.log), the raw KTAP (ktap.log), kunit.py's
+JSON (kunit.json) and the build log (build.log) in the results folder;
+\$IOU_OUT_DIR/kunit-latest points at the newest one.
+
+$(iou_env_help)
+EOF
+}
+
+filter_glob=""
+out=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kvm) IOU_KVM=1 ;;
+	--timeout) IOU_KUNIT_TIMEOUT=${2:?--timeout needs a value}; shift ;;
+	--output) out=${2:?--output needs a value}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	-*) usage >&2; iou_die "unknown option: $1" ;;
+	*) [ -z "$filter_glob" ] || iou_die "only one filter glob"; filter_glob=$1 ;;
+	esac
+	shift
+done
+
+iou_prepare_host
+iou_prepare_tree
+
+build=$IOU_VERSION_DIR/build-kunit
+out=${out:-$IOU_OUT_DIR/kunit-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$build" "$out"
+ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/kunit-latest"
+
+kunit=(python3 tools/testing/kunit/kunit.py)
+common=(--arch=x86_64 --build_dir="$build")
+
+cd "$IOU_TREE"
+iou_run_logged "configuring the KUnit kernel in $build" "$out/config.log" \
+	"${kunit[@]}" config "${common[@]}" --kunitconfig=io_uring/.kunitconfig
+iou_run_logged "building the KUnit kernel (a cold build takes ~8 min on 2 cores)" \
+	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" all
+
+exec_args=("${common[@]}" --timeout="$IOU_KUNIT_TIMEOUT" --json="$out/kunit.json")
+[ "$IOU_KVM" = 1 ] && exec_args+=(--qemu_args="-accel kvm")
+[ -n "$filter_glob" ] && exec_args+=("$filter_glob")
+
+iou_log "booting the KUnit kernel under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG))"
+status=0
+"${kunit[@]}" exec "${exec_args[@]}" 2>&1 | tee "$out/kunit.log" || status=$?
+cp "$build/test.log" "$out/ktap.log" 2>/dev/null || true
+
+# Count leaf test cases (parameters included) by status from kunit.py's JSON.
+summary=$(python3 - "$out/kunit.json" <<'EOF' || true
+import json, sys
+counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0}
+def walk(group):
+    for case in group.get("test_cases", []):
+        counts[case["status"]] = counts.get(case["status"], 0) + 1
+    for sub in group.get("sub_groups", []):
+        walk(sub)
+try:
+    walk(json.load(open(sys.argv[1])))
+except (OSError, ValueError):
+    counts["ERROR"] += 1
+failed = counts["FAIL"] + counts["ERROR"]
+print(counts["PASS"], failed, counts["SKIP"])
+EOF
+)
+read -r passed failed skipped <<<"${summary:-0 1 0}"
+iou_log "results in $out"
+echo "kunit: $passed passed, $failed failed, $skipped skipped"
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ $((passed + skipped)) -eq 0 ]; then
+	exit 1
+fi
