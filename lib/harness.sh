@@ -173,10 +173,10 @@ iou_commit_test_overlay() {
 	local wiring
 	for wiring in "$IOU_REPO/kunit/tree-wiring.diff" "$IOU_REPO/selftests/tree-wiring.diff"; do
 		[ -f "$wiring" ] || continue
-		git -C "$tree" apply --verbose "$wiring" >/dev/null ||
+		git -C "$tree" apply "$wiring" ||
 			iou_die "test wiring $wiring does not apply to the patched tree"
 	done
-	iou_git -C "$tree" add -A
+	iou_git -C "$tree" add -A -f
 	iou_git -C "$tree" commit -q -F - <<EOF
 io_uring: add KUnit suites and selftests
 
