@@ -1,5 +1,186 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
+#
+# Build a guest kernel from Debian's linux-source-6.12 with the series
+# applied, build tools/testing/selftests/{io_uring,splice} against its
+# headers, boot it under QEMU with a busybox initramfs and run the selftests.
 set -euo pipefail
-echo "run_selftests.sh: not implemented yet (see the run_selftests.sh issue)" >&2
-exit 1
+
+# shellcheck source=lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
+
+IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
+IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
+IOU_GUEST_CPUS=${IOU_GUEST_CPUS:-2}
+IOU_KVM=${IOU_KVM:-0}
+IOU_SELFTEST_TARGETS=${IOU_SELFTEST_TARGETS:-io_uring splice}
+
+usage() {
+	cat <<EOF
+Usage: $0 [options]
+
+Applies the series, builds the guest kernel (config: kconfig-fragments/selftests
+on allnoconfig) and the selftests ($IOU_SELFTEST_TARGETS), boots QEMU (TCG)
+with a busybox initramfs, runs run_kselftest.sh and prints each result and
+"selftests: N passed, N failed, N skipped". Fails on any failed test, a guest
+timeout, a kernel panic, or a splat (BUG, WARNING, Oops, KASAN, UBSAN,
+lockdep, sleeping in atomic context, hung task) in the guest's log.
+
+Options:
+  --run PATH...    also copy these programs or scripts into the guest and run
+                   each after the suite (exit 0 pass, 4 skip, other fail);
+                   takes every following argument
+  --shell          boot the same guest to an interactive shell instead; run
+                   ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
+                   in /kselftest, leave with "exit" (powers the guest off)
+  --timeout SECS   guest timeout (env IOU_GUEST_TIMEOUT, default $IOU_GUEST_TIMEOUT)
+  --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
+  --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
+  -h, --help       this text
+
+More environment:
+  IOU_GUEST_MEM    guest memory (default $IOU_GUEST_MEM)
+  IOU_GUEST_CPUS   guest CPUs (default $IOU_GUEST_CPUS)
+  IOU_SELFTEST_TARGETS
+                   selftest directories to build and run
+                   (default "$IOU_SELFTEST_TARGETS")
+
+Results: console.log (the guest's whole serial console), config.log,
+build.log, selftests-build.log in the results folder;
+\$IOU_OUT_DIR/selftests-latest points at the newest one.
+
+$(iou_env_help)
+EOF
+}
+
+mode=run
+out=""
+extra=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
+	--shell) mode=shell ;;
+	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
+	--kvm) IOU_KVM=1 ;;
+	--output) out=${2:?--output needs a value}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; iou_die "unknown option: $1" ;;
+	esac
+	shift
+done
+for path in "${extra[@]}"; do
+	[ -f "$path" ] || iou_die "--run: no such file: $path"
+done
+
+iou_prepare_host
+iou_prepare_tree
+
+fragments=("$IOU_REPO/kconfig-fragments/selftests")
+build=$IOU_VERSION_DIR/build-selftests
+out=${out:-$IOU_OUT_DIR/selftests-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$build" "$out"
+ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"
+
+# Configure from the fragments the kernel's way, then insist that every
+# requested option stuck; reconfigure only when a fragment changed.
+configure_guest_kernel() {
+	local stamp=$build/.iou-fragments want got missing=()
+	want=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
+	if [ ! -f "$build/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+		iou_run_logged "configuring the guest kernel in $build" "$out/config.log" \
+			env ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$build" "${fragments[@]}"
+		echo "$want" >"$stamp"
+	fi
+	make ARCH=x86_64 O="$build" olddefconfig >>"$out/config.log" 2>&1
+	while read -r want; do
+		got=$(grep -E "^${want%%=*}=" "$build/.config" || true)
+		[ "$got" = "$want" ] || missing+=("$want (got: ${got:-not set})")
+	done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=')
+	if [ "${#missing[@]}" -gt 0 ]; then
+		printf '  %s\n' "${missing[@]}" >&2
+		iou_die "requested config options did not stick (see above)"
+	fi
+}
+
+# Copy an ELF program's shared libraries (and its loader) into the rootfs.
+copy_shared_libs() {
+	local rootfs=$1 elf=$2 lib
+	while read -r lib; do
+		[ -e "$rootfs$lib" ] && continue
+		mkdir -p "$rootfs$(dirname "$lib")"
+		cp -L "$lib" "$rootfs$lib"
+	done < <(ldd "$elf" 2>/dev/null | grep -oE '/[^ ]+' || true)
+}
+
+# gen_init_cpio's list format, from a directory tree; /dev/console must exist
+# before init runs so that init has its stdout.
+cpio_list() {
+	local rootfs=$1 path rel
+	echo "dir /dev 0755 0 0"
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	while read -r path; do
+		rel=${path#"$rootfs"}
+		[ -n "$rel" ] || continue
+		if [ -L "$path" ]; then
+			echo "slink $rel $(readlink "$path") 0777 0 0"
+		elif [ -d "$path" ]; then
+			echo "dir $rel $(stat -c %a "$path") 0 0"
+		else
+			echo "file $rel $path $(stat -c %a "$path") 0 0"
+		fi
+	done < <(find "$rootfs" | sort)
+}
+
+build_initramfs() {
+	local rootfs=$build/rootfs path name
+	rm -rf "$rootfs"
+	mkdir -p "$rootfs"/{bin,proc,sys,tmp,extra}
+	cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	cp /bin/busybox "$rootfs/bin/busybox"
+	for path in "${extra[@]}"; do
+		cp "$path" "$rootfs/extra/"
+	done
+	cp "$IOU_REPO/lib/guest-init.sh" "$rootfs/init"
+	chmod 755 "$rootfs/init"
+	echo "$mode" >"$rootfs/iou-mode"
+	while read -r path; do
+		if [ "$(head -c 4 "$path" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			copy_shared_libs "$rootfs" "$path"
+		fi
+	done < <(find "$rootfs/kselftest" "$rootfs/extra" -type f -perm -u+x)
+	cpio_list "$rootfs" >"$build/initramfs.list"
+	"$build/usr/gen_init_cpio" "$build/initramfs.list" >"$build/initramfs.cpio"
+	for name in "${extra[@]}"; do
+		iou_log "with --run $(basename "$name")"
+	done
+}
+
+cd "$IOU_TREE"
+configure_guest_kernel
+iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
+	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage headers
+rm -rf "$build/kselftest_install"
+iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
+	make -C tools/testing/selftests ARCH=x86_64 O="$build" \
+	TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+build_initramfs
+
+qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
+	-no-reboot -kernel "$build/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio"
+	-append "console=ttyS0 panic=-1 hung_task_timeout_secs=60")
+if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
+
+if [ "$mode" = shell ]; then
+	iou_log "booting the guest to a shell (leave with: exit)"
+	exec "${qemu[@]}"
+fi
+
+iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log)"
+rc=0
+timeout --foreground -k 10 "$IOU_GUEST_TIMEOUT" "${qemu[@]}" </dev/null |
+	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' || rc=${PIPESTATUS[0]}
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
+fi
+iou_log "results in $out"
+python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"

@@ -1,0 +1,44 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the run_selftests.sh guest: mount what the tests need, run the
+# installed kselftests and the --run extras (or give a shell), print the
+# kernel log, power off. Lines starting with IOU- are read by the host.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t tmpfs tmpfs /dev/shm
+ip link set lo up 2>/dev/null
+hostname iou-guest
+echo "IOU-GUEST-START $(uname -r)"
+
+if [ "$(cat /iou-mode)" = shell ]; then
+	cd /kselftest || exit
+	echo "kselftests are in /kselftest: ./run_kselftest.sh [-t io_uring:splice_tee]"
+	echo "extra programs (--run) are in /extra; exit powers the guest off"
+	setsid cttyhack sh -l
+	reboot -f
+fi
+
+# Keep the kernel's messages off the console while tests print TAP there;
+# the whole kernel log is printed at the end.
+dmesg -n 1
+cd /kselftest && ./run_kselftest.sh
+for prog in /extra/*; do
+	[ -f "$prog" ] || continue
+	name=${prog##*/}
+	echo "IOU-RUN-BEGIN $name"
+	chmod +x "$prog"
+	(cd /tmp && timeout 600 "$prog")
+	echo "IOU-RUN-END $name rc=$?"
+done
+echo "IOU-DMESG-BEGIN"
+dmesg
+echo "IOU-DMESG-END"
+echo "IOU-GUEST-DONE"
+reboot -f

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Minimal io_uring access for selftests: raw io_uring_setup(2),
+ * io_uring_enter(2) and io_uring_register(2) plus the ring mmaps.
+ * No liburing; only the uAPI header from KHDR_INCLUDES is used.
+ *
+ * Every function returns 0 (or a count) on success and -errno on
+ * failure, so that callers can tell "io_uring unavailable" (-ENOSYS,
+ * or -EPERM from the kernel.io_uring_disabled sysctl) from real bugs.
+ */
+#ifndef __IOU_HELPERS_H
+#define __IOU_HELPERS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/io_uring.h>
+
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup	425
+#endif
+#ifndef __NR_io_uring_enter
+#define __NR_io_uring_enter	426
+#endif
+#ifndef __NR_io_uring_register
+#define __NR_io_uring_register	427
+#endif
+
+struct iou_ring {
+	int fd;
+	unsigned int features;
+
+	/* submission side */
+	void *sq_map;
+	size_t sq_map_len;
+	unsigned int *sq_head;
+	unsigned int *sq_tail;
+	unsigned int sq_mask;
+	unsigned int sq_entries;
+	unsigned int *sq_array;
+	struct io_uring_sqe *sqes;
+	size_t sqes_len;
+	unsigned int sqe_next;	/* handed out by iou_get_sqe(), not yet published */
+
+	/* completion side */
+	void *cq_map;		/* == sq_map with IORING_FEAT_SINGLE_MMAP */
+	size_t cq_map_len;
+	unsigned int *cq_head;
+	unsigned int *cq_tail;
+	unsigned int cq_mask;
+	struct io_uring_cqe *cqes;
+};
+
+/* What a test needs from a completion. */
+struct iou_cqe {
+	__u64 user_data;
+	__s32 res;
+	__u32 flags;
+};
+
+static inline int iou_sys_setup(unsigned int entries, struct io_uring_params *p)
+{
+	long ret = syscall(__NR_io_uring_setup, entries, p);
+
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static inline int iou_sys_enter(int fd, unsigned int to_submit,
+				unsigned int min_complete, unsigned int flags)
+{
+	long ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete,
+			   flags, NULL, 0);
+
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static inline int iou_sys_register(int fd, unsigned int opcode,
+				   const void *arg, unsigned int nr_args)
+{
+	long ret = syscall(__NR_io_uring_register, fd, opcode, arg, nr_args);
+
+	return ret < 0 ? -errno : (int)ret;
+}
+
+#define IOU_PTR(base, off)	((void *)((char *)(base) + (off)))
+
+static inline void iou_exit(struct iou_ring *ring)
+{
+	if (ring->sqes && ring->sqes != MAP_FAILED)
+		munmap(ring->sqes, ring->sqes_len);
+	if (ring->cq_map && ring->cq_map != MAP_FAILED &&
+	    ring->cq_map != ring->sq_map)
+		munmap(ring->cq_map, ring->cq_map_len);
+	if (ring->sq_map && ring->sq_map != MAP_FAILED)
+		munmap(ring->sq_map, ring->sq_map_len);
+	if (ring->fd >= 0)
+		close(ring->fd);
+	memset(ring, 0, sizeof(*ring));
+	ring->fd = -1;
+}
+
+/* Create a ring with @entries SQEs and IORING_SETUP_* @flags. */
+static inline int iou_setup(struct iou_ring *ring, unsigned int entries,
+			    unsigned int flags)
+{
+	struct io_uring_params p;
+	int ret;
+
+	memset(ring, 0, sizeof(*ring));
+	memset(&p, 0, sizeof(p));
+	p.flags = flags;
+
+	ring->fd = iou_sys_setup(entries, &p);
+	if (ring->fd < 0) {
+		ret = ring->fd;
+		ring->fd = -1;
+		return ret;
+	}
+	ring->features = p.features;
+
+	ring->sq_map_len = p.sq_off.array + p.sq_entries * sizeof(__u32);
+	ring->cq_map_len = p.cq_off.cqes +
+			   p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP) {
+		if (ring->cq_map_len > ring->sq_map_len)
+			ring->sq_map_len = ring->cq_map_len;
+		ring->cq_map_len = ring->sq_map_len;
+	}
+
+	ring->sq_map = mmap(NULL, ring->sq_map_len, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_POPULATE, ring->fd,
+			    IORING_OFF_SQ_RING);
+	if (ring->sq_map == MAP_FAILED)
+		goto fail;
+
+	if (p.features & IORING_FEAT_SINGLE_MMAP) {
+		ring->cq_map = ring->sq_map;
+	} else {
+		ring->cq_map = mmap(NULL, ring->cq_map_len,
+				    PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_POPULATE, ring->fd,
+				    IORING_OFF_CQ_RING);
+		if (ring->cq_map == MAP_FAILED)
+			goto fail;
+	}
+
+	ring->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	ring->sqes = mmap(NULL, ring->sqes_len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_POPULATE, ring->fd, IORING_OFF_SQES);
+	if (ring->sqes == MAP_FAILED)
+		goto fail;
+
+	ring->sq_head = IOU_PTR(ring->sq_map, p.sq_off.head);
+	ring->sq_tail = IOU_PTR(ring->sq_map, p.sq_off.tail);
+	ring->sq_mask = *(unsigned int *)IOU_PTR(ring->sq_map,
+						 p.sq_off.ring_mask);
+	ring->sq_entries = p.sq_entries;
+	ring->sq_array = IOU_PTR(ring->sq_map, p.sq_off.array);
+	ring->sqe_next = *ring->sq_tail;
+
+	ring->cq_head = IOU_PTR(ring->cq_map, p.cq_off.head);
+	ring->cq_tail = IOU_PTR(ring->cq_map, p.cq_off.tail);
+	ring->cq_mask = *(unsigned int *)IOU_PTR(ring->cq_map,
+						 p.cq_off.ring_mask);
+	ring->cqes = IOU_PTR(ring->cq_map, p.cq_off.cqes);
+	return 0;
+
+fail:
+	ret = -errno;
+	iou_exit(ring);
+	return ret;
+}
+
+/* Next free SQE, zeroed; NULL when the SQ ring is full. */
+static inline struct io_uring_sqe *iou_get_sqe(struct iou_ring *ring)
+{
+	unsigned int head = __atomic_load_n(ring->sq_head, __ATOMIC_ACQUIRE);
+	unsigned int idx;
+
+	if (ring->sqe_next - head >= ring->sq_entries)
+		return NULL;
+
+	idx = ring->sqe_next & ring->sq_mask;
+	ring->sq_array[idx] = idx;
+	ring->sqe_next++;
+	memset(&ring->sqes[idx], 0, sizeof(ring->sqes[idx]));
+	return &ring->sqes[idx];
+}
+
+/*
+ * Publish all SQEs obtained so far and wait until at least @wait_nr
+ * completions are available. Returns the number of SQEs consumed.
+ */
+static inline int iou_submit_and_wait(struct iou_ring *ring,
+				      unsigned int wait_nr)
+{
+	unsigned int pending = ring->sqe_next - *ring->sq_tail;
+
+	__atomic_store_n(ring->sq_tail, ring->sqe_next, __ATOMIC_RELEASE);
+	return iou_sys_enter(ring->fd, pending, wait_nr,
+			     wait_nr ? IORING_ENTER_GETEVENTS : 0);
+}
+
+/* Pop one CQE if there is one: 0 on success, -EAGAIN if the CQ is empty. */
+static inline int iou_peek_cqe(struct iou_ring *ring, struct iou_cqe *out)
+{
+	unsigned int head = *ring->cq_head;
+	struct io_uring_cqe *cqe;
+
+	if (head == __atomic_load_n(ring->cq_tail, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+
+	cqe = &ring->cqes[head & ring->cq_mask];
+	out->user_data = cqe->user_data;
+	out->res = cqe->res;
+	out->flags = cqe->flags;
+	__atomic_store_n(ring->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Pop one CQE, sleeping in io_uring_enter(2) until one is posted. */
+static inline int iou_wait_cqe(struct iou_ring *ring, struct iou_cqe *out)
+{
+	int ret;
+
+	while (iou_peek_cqe(ring, out) == -EAGAIN) {
+		ret = iou_sys_enter(ring->fd, 0, 1, IORING_ENTER_GETEVENTS);
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+	}
+	return 0;
+}
+
+/* Registered (fixed) file table; -1 entries are empty slots. */
+static inline int iou_register_files(struct iou_ring *ring, const int *fds,
+				     unsigned int nr)
+{
+	return iou_sys_register(ring->fd, IORING_REGISTER_FILES, fds, nr);
+}
+
+/* Replace slots [@off, @off + @nr); returns the number of slots updated. */
+static inline int iou_update_files(struct iou_ring *ring, unsigned int off,
+				   const int *fds, unsigned int nr)
+{
+	struct io_uring_files_update up;
+
+	memset(&up, 0, sizeof(up));
+	up.offset = off;
+	up.fds = (__u64)(uintptr_t)fds;
+	return iou_sys_register(ring->fd, IORING_REGISTER_FILES_UPDATE,
+				&up, nr);
+}
+
+static inline int iou_unregister_files(struct iou_ring *ring)
+{
+	return iou_sys_register(ring->fd, IORING_UNREGISTER_FILES, NULL, 0);
+}
+
+/* SQE preparation. */
+static inline void iou_prep_nop(struct io_uring_sqe *sqe)
+{
+	sqe->opcode = IORING_OP_NOP;
+}
+
+/*
+ * IORING_OP_SPLICE: sqe->fd is the output, splice_fd_in the input.
+ * An offset of (__u64)-1 means "no offset": use and advance f_pos.
+ */
+static inline void iou_prep_splice(struct io_uring_sqe *sqe,
+				   int fd_out, __u64 off_out,
+				   int fd_in, __u64 off_in,
+				   unsigned int len, unsigned int splice_flags)
+{
+	sqe->opcode = IORING_OP_SPLICE;
+	sqe->fd = fd_out;
+	sqe->off = off_out;
+	sqe->splice_fd_in = fd_in;
+	sqe->splice_off_in = off_in;
+	sqe->len = len;
+	sqe->splice_flags = splice_flags;
+}
+
+/* IORING_OP_TEE: both offsets must stay 0. */
+static inline void iou_prep_tee(struct io_uring_sqe *sqe, int fd_out,
+				int fd_in, unsigned int len,
+				unsigned int splice_flags)
+{
+	sqe->opcode = IORING_OP_TEE;
+	sqe->fd = fd_out;
+	sqe->splice_fd_in = fd_in;
+	sqe->len = len;
+	sqe->splice_flags = splice_flags;
+}
+
+#endif /* __IOU_HELPERS_H */
