@@ -92,8 +92,16 @@ print(counts["PASS"], failed, counts["SKIP"])
 EOF
 )
 read -r passed failed skipped <<<"${summary:-0 1 0}"
+# A splat fails the run even when every test passed.
+splats=0
+if ! python3 "$IOU_REPO/lib/guest_log.py" splats "$out/ktap.log" >"$out/splats.log"; then
+	splats=$(wc -l <"$out/splats.log")
+	echo "kernel splats in the KUnit kernel's log:"
+	sed 's/^/  /' "$out/splats.log"
+fi
 iou_log "results in $out"
 echo "kunit: $passed passed, $failed failed, $skipped skipped"
-if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ $((passed + skipped)) -eq 0 ]; then
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$splats" -ne 0 ] ||
+	[ $((passed + skipped)) -eq 0 ]; then
 	exit 1
 fi

@@ -136,6 +136,7 @@ build_initramfs() {
 	rm -rf "$rootfs"
 	mkdir -p "$rootfs"/{bin,proc,sys,tmp,extra}
 	cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	make -s ARCH=x86_64 O="$build" INSTALL_MOD_PATH="$rootfs" modules_install
 	cp /bin/busybox "$rootfs/bin/busybox"
 	for path in "${extra[@]}"; do
 		cp "$path" "$rootfs/extra/"
@@ -158,7 +159,7 @@ build_initramfs() {
 cd "$IOU_TREE"
 configure_guest_kernel
 iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
-	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage headers
+	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers
 rm -rf "$build/kselftest_install"
 iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
 	make -C tools/testing/selftests ARCH=x86_64 O="$build" \

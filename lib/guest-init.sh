@@ -4,11 +4,18 @@
 # /init of the run_selftests.sh guest: mount what the tests need, run the
 # installed kselftests and the --run extras (or give a shell), print the
 # kernel log, power off. Lines starting with IOU- are read by the host.
-/bin/busybox --install -s /bin
-export PATH=/bin
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+# Applets where scripts look for them (kselftest's runner: /usr/bin/timeout).
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# devtmpfs has no /dev/fd or /dev/std*; run_kselftest.sh logs to /dev/stdout.
+ln -s /proc/self/fd /dev/fd
+ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout
+ln -s /proc/self/fd/2 /dev/stderr
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /dev/pts /dev/shm
