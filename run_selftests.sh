@@ -138,6 +138,9 @@ build_initramfs() {
 	cp -a "$build/kselftest_install" "$rootfs/kselftest"
 	make -s ARCH=x86_64 O="$build" INSTALL_MOD_PATH="$rootfs" modules_install
 	cp /bin/busybox "$rootfs/bin/busybox"
+	# kselftest's runner needs coreutils' timeout (--foreground).
+	mkdir -p "$rootfs/usr/bin"
+	cp /usr/bin/timeout "$rootfs/usr/bin/timeout"
 	for path in "${extra[@]}"; do
 		cp "$path" "$rootfs/extra/"
 	done
@@ -148,7 +151,7 @@ build_initramfs() {
 		if [ "$(head -c 4 "$path" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			copy_shared_libs "$rootfs" "$path"
 		fi
-	done < <(find "$rootfs/kselftest" "$rootfs/extra" -type f -perm -u+x)
+	done < <(find "$rootfs/kselftest" "$rootfs/extra" "$rootfs/usr/bin" -type f -perm -u+x)
 	cpio_list "$rootfs" >"$build/initramfs.list"
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" >"$build/initramfs.cpio"
 	for name in "${extra[@]}"; do
