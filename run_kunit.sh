@@ -21,6 +21,8 @@ QEMU (TCG) with kunit.py, then prints "kunit: N passed, N failed, N skipped".
 FILTER_GLOB selects suites or tests, as kunit.py takes it: 'io_uring_sqe*'.
 
 Options:
+  --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
+                   atomic-sleep checks, hung tasks); built in its own directory
   --kvm            boot with KVM instead of TCG (opt-in; env IOU_KVM=1)
   --timeout SECS   guest timeout (env IOU_KUNIT_TIMEOUT, default $IOU_KUNIT_TIMEOUT)
   --output DIR     results folder (default: \$IOU_OUT_DIR/kunit-<date>)
@@ -35,10 +37,12 @@ EOF
 }
 
 filter_glob=""
+debug=0
 out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) IOU_KVM=1 ;;
+	--debug) debug=1 ;;
 	--timeout) IOU_KUNIT_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--output) out=${2:?--output needs a value}; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -52,7 +56,12 @@ iou_prepare_host
 iou_prepare_tree
 
 build=$IOU_VERSION_DIR/build-kunit
-out=${out:-$IOU_OUT_DIR/kunit-$(date +%Y%m%d-%H%M%S)}
+kunitconfigs=(--kunitconfig=io_uring/.kunitconfig)
+if [ "$debug" = 1 ]; then
+	build+=-debug
+	kunitconfigs+=(--kunitconfig="$IOU_REPO/kconfig-fragments/debug")
+fi
+out=${out:-$IOU_OUT_DIR/kunit$([ "$debug" = 1 ] && echo -debug)-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/kunit-latest"
 
@@ -61,7 +70,7 @@ common=(--arch=x86_64 --build_dir="$build")
 
 cd "$IOU_TREE"
 iou_run_logged "configuring the KUnit kernel in $build" "$out/config.log" \
-	"${kunit[@]}" config "${common[@]}" --kunitconfig=io_uring/.kunitconfig
+	"${kunit[@]}" config "${common[@]}" "${kunitconfigs[@]}"
 iou_run_logged "building the KUnit kernel (a cold build takes ~8 min on 2 cores)" \
 	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" all
 

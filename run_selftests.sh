@@ -34,6 +34,9 @@ Options:
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
   --timeout SECS   guest timeout (env IOU_GUEST_TIMEOUT, default $IOU_GUEST_TIMEOUT)
+  --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
+                   atomic-sleep checks, kmemleak scanned after the tests, hung
+                   tasks); built in its own directory
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
   -h, --help       this text
@@ -54,12 +57,14 @@ EOF
 }
 
 mode=run
+debug=0
 out=""
 extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
 	--shell) mode=shell ;;
+	--debug) debug=1 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--kvm) IOU_KVM=1 ;;
 	--output) out=${2:?--output needs a value}; shift ;;
@@ -77,25 +82,36 @@ iou_prepare_tree
 
 fragments=("$IOU_REPO/kconfig-fragments/selftests")
 build=$IOU_VERSION_DIR/build-selftests
-out=${out:-$IOU_OUT_DIR/selftests-$(date +%Y%m%d-%H%M%S)}
+if [ "$debug" = 1 ]; then
+	fragments+=("$IOU_REPO/kconfig-fragments/debug")
+	build+=-debug
+fi
+out=${out:-$IOU_OUT_DIR/selftests$([ "$debug" = 1 ] && echo -debug)-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"
 
 # Configure from the fragments the kernel's way, then insist that every
 # requested option stuck; reconfigure only when a fragment changed.
 configure_guest_kernel() {
-	local stamp=$build/.iou-fragments want got missing=()
-	want=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
-	if [ ! -f "$build/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	local stamp=$build/.iou-fragments hash want name got missing=()
+	hash=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
+	if [ ! -f "$build/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
 		iou_run_logged "configuring the guest kernel in $build" "$out/config.log" \
 			env ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$build" "${fragments[@]}"
-		echo "$want" >"$stamp"
+		echo "$hash" >"$stamp"
 	fi
 	make ARCH=x86_64 O="$build" olddefconfig >>"$out/config.log" 2>&1
 	while read -r want; do
+		if [[ $want == "# "* ]]; then
+			name=${want#\# }
+			name=${name%% *}
+			got=$(grep -E "^$name=[ym]" "$build/.config" || true)
+			[ -z "$got" ] || missing+=("$want (got: $got)")
+			continue
+		fi
 		got=$(grep -E "^${want%%=*}=" "$build/.config" || true)
 		[ "$got" = "$want" ] || missing+=("$want (got: ${got:-not set})")
-	done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=')
+	done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=|^# CONFIG_[A-Za-z0-9_]+ is not set')
 	if [ "${#missing[@]}" -gt 0 ]; then
 		printf '  %s\n' "${missing[@]}" >&2
 		iou_die "requested config options did not stick (see above)"

@@ -44,6 +44,16 @@ for prog in /extra/*; do
 	(cd /tmp && timeout 600 "$prog")
 	echo "IOU-RUN-END $name rc=$?"
 done
+# A debug kernel: look for leaks once the tests are done. kmemleak reports
+# only objects that stayed unreferenced over two scans.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 5
+	echo scan >/sys/kernel/debug/kmemleak
+	echo "IOU-KMEMLEAK-BEGIN"
+	cat /sys/kernel/debug/kmemleak
+	echo "IOU-KMEMLEAK-END"
+fi
 echo "IOU-DMESG-BEGIN"
 dmesg
 echo "IOU-DMESG-END"
