@@ -193,18 +193,38 @@ EOF
 # move the build tree to the result with "git checkout", which rewrites only
 # the files that differ: unchanged sources keep their mtimes and make does
 # not rebuild them. Sets IOU_TREE.
+#
+# The runner keeps a shared lock on the tree until it exits, so that another
+# runner wanting a different series waits instead of changing the sources
+# under a build.
 iou_prepare_tree() {
-	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
-	local stamp=$IOU_VERSION_DIR/tree.series hash patch commit
-	exec {lock_fd}>"$IOU_VERSION_DIR/lock"
-	flock "$lock_fd"
-	iou_prepare_pristine
-	hash=$(iou_series_hash)
-	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+	local stamp=$IOU_VERSION_DIR/tree.series hash
+	exec {IOU_TREE_LOCK}>"$IOU_VERSION_DIR/lock"
+	if ! flock -s -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
+		flock -s "$IOU_TREE_LOCK"
+	fi
+	[ -f "$IOU_VERSION_DIR/pristine/.iou-pristine-done" ] && hash=$(iou_series_hash)
+	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${hash:-}" ]; then
 		iou_log "patched tree is up to date: $IOU_TREE"
-		flock -u "$lock_fd"
 		return 0
 	fi
+	if ! flock -x -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for other runs to finish with $IOU_TREE"
+		flock -x "$IOU_TREE_LOCK"
+	fi
+	iou_prepare_pristine
+	hash=$(iou_series_hash)
+	if [ ! -d "$IOU_TREE" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
+		iou_apply_series
+		echo "$hash" >"$stamp"
+	fi
+	flock -s "$IOU_TREE_LOCK"
+}
+
+iou_apply_series() {
+	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
+	local patch commit
 	if [ ! -d "$apply" ]; then
 		iou_log "creating the apply worktree $apply"
 		git -C "$pristine" worktree prune
@@ -230,10 +250,6 @@ iou_prepare_tree() {
 		iou_git -C "$IOU_TREE" checkout -q -f --detach "$commit"
 		iou_git -C "$IOU_TREE" clean -q -fd
 	fi
-	echo "$hash" >"$stamp"
 	iou_log "patched tree ready: $IOU_TREE ($(git -C "$IOU_TREE" log --oneline pristine..HEAD | wc -l) commits on pristine)"
-	flock -u "$lock_fd"
 }
 
-# Run a step with a visible result; used for per-stage totals.
-iou_summary_line() { printf '%s\n' "$*"; }
