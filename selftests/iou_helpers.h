@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
 
@@ -229,6 +230,64 @@ static inline int iou_wait_cqe(struct iou_ring *ring, struct iou_cqe *out)
 	while (iou_peek_cqe(ring, out) == -EAGAIN) {
 		ret = iou_sys_enter(ring->fd, 0, 1, IORING_ENTER_GETEVENTS);
 		if (ret < 0 && ret != -EINTR)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * io_uring_enter(2) with IORING_ENTER_EXT_ARG: submit @to_submit SQEs and
+ * wait for @min_complete completions, but for no longer than @ts
+ * (NULL: no limit).  -ETIME when the time ran out first.
+ */
+static inline int iou_sys_enter_timeout(int fd, unsigned int to_submit,
+					unsigned int min_complete,
+					const struct __kernel_timespec *ts)
+{
+	struct io_uring_getevents_arg arg;
+	long ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.ts = (__u64)(uintptr_t)ts;
+	ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete,
+		      IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+		      &arg, sizeof(arg));
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static inline long long iou_now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+}
+
+/*
+ * Pop one CQE, sleeping at most @timeout_ms for it: 0 on success, -ETIME
+ * if none was posted in time.  Needs IORING_FEAT_EXT_ARG (5.11), else
+ * -EOPNOTSUPP.
+ */
+static inline int iou_wait_cqe_timeout(struct iou_ring *ring,
+				       struct iou_cqe *out,
+				       unsigned int timeout_ms)
+{
+	long long deadline = iou_now_ms() + timeout_ms;
+	struct __kernel_timespec ts;
+	long long left;
+	int ret;
+
+	if (!(ring->features & IORING_FEAT_EXT_ARG))
+		return -EOPNOTSUPP;
+
+	while (iou_peek_cqe(ring, out) == -EAGAIN) {
+		left = deadline - iou_now_ms();
+		if (left <= 0)
+			return -ETIME;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000;
+		ret = iou_sys_enter_timeout(ring->fd, 0, 1, &ts);
+		if (ret < 0 && ret != -EINTR && ret != -ETIME)
 			return ret;
 	}
 	return 0;
