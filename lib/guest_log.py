@@ -26,6 +26,7 @@ TOP_RESULT = re.compile(
     r"^(not ok|ok) \d+ selftests: (\S+): (\S+)(?:\s+#\s*(\w+))?")
 # A test program's own TAP, as run_kselftest.sh relays it: "# ok 3 name".
 SUB_RESULT = re.compile(r"^# (not ok|ok) \d+ (.*?)(?:\s+#\s*(\w+).*)?$")
+EXTRA_BEGIN = re.compile(r"^IOU-RUN-BEGIN (\S+)")
 EXTRA_END = re.compile(r"^IOU-RUN-END (\S+) rc=(\d+)")
 GUEST_DONE = "IOU-GUEST-DONE"
 
@@ -39,6 +40,20 @@ def splats(lines):
     return [line for line in lines if SPLAT.search(line)]
 
 
+def splat_reports(lines, context=30):
+    """Each splat with the lines that follow it, up to its end marker."""
+    report, until = [], -1
+    for i, line in enumerate(lines):
+        if SPLAT.search(line) and i > until:
+            until = i + context
+            report.append("----")
+        if i <= until:
+            report.append(line)
+            if "---[ end trace" in line or "IOU-" in line:
+                until = i
+    return report
+
+
 def verdict(status, directive):
     if directive and directive.upper() == "SKIP":
         return "skip"
@@ -48,7 +63,24 @@ def verdict(status, directive):
 def selftests(lines):
     counts = {"pass": 0, "fail": 0, "skip": 0}
     cases = {"pass": 0, "fail": 0, "skip": 0}
+    extra_output = None
     for line in lines:
+        if EXTRA_BEGIN.match(line):
+            extra_output = []
+            continue
+        extra = EXTRA_END.match(line)
+        if extra:
+            rc = int(extra.group(2))
+            result = "pass" if rc == 0 else "skip" if rc == 4 else "fail"
+            counts[result] += 1
+            print(f"  {result.upper():4} --run {extra.group(1)} (exit {rc})")
+            for out in extra_output or []:
+                print("       | " + out)
+            extra_output = None
+            continue
+        if extra_output is not None:
+            extra_output.append(line)
+            continue
         sub = SUB_RESULT.match(line)
         if sub:
             cases[verdict(sub.group(1), sub.group(3))] += 1
@@ -59,16 +91,10 @@ def selftests(lines):
             counts[result] += 1
             print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}")
             continue
-        extra = EXTRA_END.match(line)
-        if extra:
-            rc = int(extra.group(2))
-            result = "pass" if rc == 0 else "skip" if rc == 4 else "fail"
-            counts[result] += 1
-            print(f"  {result.upper():4} --run {extra.group(1)} (exit {rc})")
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
           f"{cases['fail']} failed, {cases['skip']} skipped)")
     ok = counts["fail"] == 0 and counts["pass"] + counts["skip"] > 0
-    found = splats(lines)
+    found = splat_reports(lines)
     if found:
         ok = False
         print("kernel splats in the guest's log:")
