@@ -52,7 +52,8 @@ clean=0 warned=0 errored=0 total=0
 for patch in "$out"/*.patch; do
 	case $patch in */0000-cover-letter.patch) continue ;; esac
 	total=$((total + 1))
-	report=$(perl "$IOU_TREE/scripts/checkpatch.pl" --strict --terse "$patch" || true)
+	# Debian's python3 first: checkpatch's spdxcheck.py needs python3-ply and python3-git.
+	report=$(PATH=/usr/bin:$PATH perl "$IOU_TREE/scripts/checkpatch.pl" --strict --terse "$patch" || true)
 	if grep -q ': ERROR:' <<<"$report"; then
 		errored=$((errored + 1))
 	elif grep -qE ': (WARNING|CHECK):' <<<"$report"; then

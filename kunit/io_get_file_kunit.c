@@ -117,6 +117,22 @@ static void io_get_file_test_release_req(struct io_get_file_fixture *fx)
 	req->file = NULL;
 }
 
+/*
+ * Look up as an inline submission does: with the uring_lock held and no
+ * issue flags. io-wq passes IO_URING_F_UNLOCKED instead, see
+ * io_get_file_unlocked_test.
+ */
+static struct file *io_get_file_locked(struct io_get_file_fixture *fx, int fd,
+				       bool fixed)
+{
+	struct file *file;
+
+	mutex_lock(&fx->ctx->uring_lock);
+	file = io_get_file(&fx->req, fd, fixed, 0);
+	mutex_unlock(&fx->ctx->uring_lock);
+	return file;
+}
+
 static void io_get_file_test_exit(struct kunit *test)
 {
 	struct io_get_file_fixture *fx = test->priv;
@@ -203,7 +219,7 @@ static void io_get_file_lookup_test(struct kunit *test)
 	if (want)
 		count_before = file_count(want);
 
-	got = io_get_file(&fx->req, fd, c->fixed, 0);
+	got = io_get_file_locked(fx, fd, c->fixed);
 	KUNIT_EXPECT_PTR_EQ(test, got, want);
 	if (got) {
 		/* A normal file is referenced, a registered one is pinned. */
@@ -224,7 +240,7 @@ static void io_get_file_uring_fd_inflight_test(struct kunit *test)
 	int before = atomic_read(&current->io_uring->inflight_tracked);
 	struct file *got;
 
-	got = io_get_file(&fx->req, fx->other_ring_fd, false, 0);
+	got = io_get_file_locked(fx, fx->other_ring_fd, false);
 	KUNIT_EXPECT_NOT_NULL(test, got);
 	if (got) {
 		KUNIT_EXPECT_TRUE(test, io_is_uring_fops(got));
@@ -247,17 +263,29 @@ static void io_get_file_slot_flags_test(struct kunit *test)
 	struct io_get_file_fixture *fx = test->priv;
 	struct file *got;
 
-	got = io_get_file(&fx->req, SLOT_SHMEM, true, 0);
+	got = io_get_file_locked(fx, SLOT_SHMEM, true);
 	KUNIT_EXPECT_PTR_EQ(test, got, fx->shmem_file);
 	KUNIT_EXPECT_TRUE_MSG(test, fx->req.flags & REQ_F_ISREG,
 			      "the main file's slot flags reach the request");
 	io_get_file_test_release_req(fx);
 
 	fx->req.file = fx->pipe_file;
-	got = io_get_file(&fx->req, SLOT_SHMEM, true, 0);
+	got = io_get_file_locked(fx, SLOT_SHMEM, true);
 	KUNIT_EXPECT_PTR_EQ(test, got, fx->shmem_file);
 	KUNIT_EXPECT_FALSE_MSG(test, fx->req.flags & REQ_F_ISREG,
 			       "a second file's slot flags leaked into the request");
+	io_get_file_test_release_req(fx);
+}
+
+/* From io-wq the lookup takes the uring_lock itself and drops it again. */
+static void io_get_file_unlocked_test(struct kunit *test)
+{
+	struct io_get_file_fixture *fx = test->priv;
+	struct file *got;
+
+	got = io_get_file(&fx->req, SLOT_PIPE, true, IO_URING_F_UNLOCKED);
+	KUNIT_EXPECT_PTR_EQ(test, got, fx->pipe_file);
+	KUNIT_EXPECT_FALSE(test, mutex_is_locked(&fx->ctx->uring_lock));
 	io_get_file_test_release_req(fx);
 }
 
@@ -265,6 +293,7 @@ static struct kunit_case io_get_file_test_cases[] = {
 	KUNIT_CASE_PARAM(io_get_file_lookup_test, lookup_gen_params),
 	KUNIT_CASE(io_get_file_uring_fd_inflight_test),
 	KUNIT_CASE(io_get_file_slot_flags_test),
+	KUNIT_CASE(io_get_file_unlocked_test),
 	{}
 };
 

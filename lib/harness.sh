@@ -20,7 +20,7 @@ IOU_LINUX_SOURCE_VERSION=${IOU_LINUX_SOURCE_VERSION:-$IOU_PINNED_LINUX_SOURCE_VE
 IOU_HOST_PACKAGES=(
 	linux-source-6.12 qemu-system-x86 busybox-static
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
-	python3 git rsync kmod
+	python3 python3-ply python3-git git rsync kmod
 )
 
 # Help text shared by every runner: the environment it reads.
