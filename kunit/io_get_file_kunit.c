@@ -233,7 +233,7 @@ static void io_get_file_lookup_test(struct kunit *test)
 	io_get_file_test_release_req(fx);
 }
 
-/* A normal io_uring fd is tracked so that cancelation can find it. */
+/* A normal io_uring fd is tracked so that cancellation can find it. */
 static void io_get_file_uring_fd_inflight_test(struct kunit *test)
 {
 	struct io_get_file_fixture *fx = test->priv;

@@ -83,7 +83,9 @@ static const char * const op_name[] = {
 /* Unlinked temporary file; tries a few tmpfs-ish places. */
 static int tmp_file(struct __test_metadata *_metadata)
 {
-	const char *dirs[] = { getenv("TMPDIR"), "/tmp", "/dev/shm", "." };
+	const char * const dirs[] = {
+		getenv("TMPDIR"), "/tmp", "/dev/shm", ".",
+	};
 	char path[PATH_MAX];
 	unsigned int i;
 	int fd;
@@ -187,8 +189,10 @@ FIXTURE_SETUP(splice_registered)
 
 	self->ring.fd = -1;
 	self->file = -1;
-	for (i = 0; i < ARRAY_SIZE(fds); i++)
-		fds[i][0] = fds[i][1] = -1;
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		fds[i][0] = -1;
+		fds[i][1] = -1;
+	}
 	alarm(TEST_ALARM_SEC);
 	/* writes into a pipe without a reader must fail, not kill */
 	signal(SIGPIPE, SIG_IGN);
@@ -236,7 +240,7 @@ static struct io_uring_sqe *next_sqe(struct __test_metadata *_metadata,
 {
 	struct io_uring_sqe *sqe = iou_get_sqe(&self->ring);
 
-	ASSERT_TRUE(sqe != NULL);
+	ASSERT_NE(NULL, sqe);
 	sqe->user_data = user_data;
 	return sqe;
 }

@@ -64,12 +64,14 @@ FIXTURE_VARIANT_ADD(splice_tee, async) {
 /* Unlinked temporary file; tries a few tmpfs-ish places. */
 static int tmp_file(struct __test_metadata *_metadata)
 {
-	const char *dirs[] = { getenv("TMPDIR"), "/tmp", "/dev/shm", "." };
+	const char * const dirs[] = {
+		getenv("TMPDIR"), "/tmp", "/dev/shm", ".",
+	};
 	char path[PATH_MAX];
 	unsigned int i;
 	int fd;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		if (!dirs[i])
 			continue;
 		snprintf(path, sizeof(path), "%s/iou_splice.XXXXXX", dirs[i]);
@@ -88,6 +90,7 @@ static int tmp_file(struct __test_metadata *_metadata)
 static int closed_fd(struct __test_metadata *_metadata)
 {
 	int fd = open("/", O_RDONLY | O_DIRECTORY);
+
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, close(fd));
 	return fd;
@@ -148,8 +151,10 @@ FIXTURE_SETUP(splice_tee)
 
 	self->ring.fd = -1;
 	self->file = -1;
-	self->p1[0] = self->p1[1] = -1;
-	self->p2[0] = self->p2[1] = -1;
+	self->p1[0] = -1;
+	self->p1[1] = -1;
+	self->p2[0] = -1;
+	self->p2[1] = -1;
 	alarm(TEST_ALARM_SEC);
 
 	ret = iou_setup(&self->ring, RING_ENTRIES, 0);
@@ -181,7 +186,7 @@ FIXTURE_TEARDOWN(splice_tee)
 		       &self->p2[0], &self->p2[1] };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	}
@@ -194,7 +199,7 @@ static struct io_uring_sqe *next_sqe(struct __test_metadata *_metadata,
 {
 	struct io_uring_sqe *sqe = iou_get_sqe(&self->ring);
 
-	ASSERT_TRUE(sqe != NULL);
+	ASSERT_NE(NULL, sqe);
 	sqe->user_data = user_data;
 	return sqe;
 }
@@ -391,9 +396,9 @@ TEST_F(splice_tee, zero_len)
 
 /*
  * With len == 0, 6.12 never calls do_splice()/do_tee(), so none of their
- * checks run: offsets on pipes, same pipe at both ends or no pipe at all
- * all "succeed" with 0.  Checks done at prep time (flags, tee offsets) and
- * the lookup of both files (-EBADF) still apply.
+ * checks run: offsets on pipes, the same pipe at both ends or no pipe at
+ * all, each of these "succeeds" with 0.  Checks done at prep time (flags,
+ * tee offsets) and the lookup of both files (-EBADF) still apply.
  */
 TEST_F(splice_tee, zero_len_skips_checks)
 {
