@@ -61,7 +61,7 @@ for patch in "$out"/*.patch; do
 	else
 		clean=$((clean + 1))
 	fi
-	printf '%s\n' "${patch##*/}: $(tail -n 1 <<<"$report")"
+	printf '%s: %s\n' "${patch##*/}" "$(tail -n 1 <<<"${report:-clean}")"
 	grep -E ': (ERROR|WARNING|CHECK):' <<<"$report" | sed 's/^/    /' || true
 done
 echo "checkpatch: $total patches, $clean clean, $warned with warnings, $errored with errors"
