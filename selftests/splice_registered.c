@@ -30,13 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "iou_helpers.h"
 #include "../kselftest_harness.h"
+#include "splice_helpers.h"
 
 #define NO_OFF		((__u64)-1)
 #define FILE_SIZE	4096
@@ -80,40 +80,6 @@ static const char * const op_name[] = {
 	[OP_TEE] = "tee",
 };
 
-/* Unlinked temporary file; tries a few tmpfs-ish places. */
-static int tmp_file(struct __test_metadata *_metadata)
-{
-	const char * const dirs[] = {
-		getenv("TMPDIR"), "/tmp", "/dev/shm", ".",
-	};
-	char path[PATH_MAX];
-	unsigned int i;
-	int fd;
-
-	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-		if (!dirs[i])
-			continue;
-		snprintf(path, sizeof(path), "%s/iou_splice.XXXXXX", dirs[i]);
-		fd = mkstemp(path);
-		if (fd >= 0) {
-			unlink(path);
-			return fd;
-		}
-	}
-	TH_LOG("cannot create a temporary file: %s", strerror(errno));
-	ASSERT_TRUE(0);
-	return -1;
-}
-
-static int pipe_bytes(int fd)
-{
-	int n = -1;
-
-	if (ioctl(fd, FIONREAD, &n))
-		return -errno;
-	return n;
-}
-
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -154,37 +120,11 @@ static int wait_pipe_orphaned(int fd, int timeout_ms)
 	return ret ? pfd.revents : 0;
 }
 
-static void fill_pipe(struct __test_metadata *_metadata, int wfd,
-		      const void *src, size_t len)
-{
-	ASSERT_EQ((ssize_t)len, write(wfd, src, len));
-}
-
-/* The pipe must hold exactly @len bytes equal to @want; drains it. */
-static void check_pipe(struct __test_metadata *_metadata, int rfd,
-		       const void *want, size_t len, const char *what)
-{
-	unsigned char buf[2 * FILE_SIZE];
-
-	ASSERT_GE(sizeof(buf), len);
-	ASSERT_EQ((int)len, pipe_bytes(rfd)) {
-		TH_LOG("%s: wrong number of bytes in the pipe", what);
-	}
-	if (!len)
-		return;
-	ASSERT_EQ((ssize_t)len, read(rfd, buf, len)) {
-		TH_LOG("%s: read", what);
-	}
-	ASSERT_EQ(0, memcmp(buf, want, len)) {
-		TH_LOG("%s: wrong data in the pipe", what);
-	}
-}
-
 FIXTURE_SETUP(splice_registered)
 {
 	int *fds[] = { &self->pa[0], &self->pb[0], &self->pc[0],
 		       &self->px[0] };
-	unsigned int i, x = 0x9e3779b9;
+	unsigned int i;
 	int ret;
 
 	self->ring.fd = -1;
@@ -207,13 +147,7 @@ FIXTURE_SETUP(splice_registered)
 		SKIP(return, "no IORING_FEAT_EXT_ARG: cannot wait with a timeout");
 	self->sqe_flags = variant->sqe_flags;
 
-	/* xorshift: no short period, so every offset has distinct data */
-	for (i = 0; i < FILE_SIZE; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		self->pattern[i] = x >> 24;
-	}
+	fill_pattern(self->pattern, FILE_SIZE, 0x9e3779b9);
 
 	self->file = tmp_file(_metadata);
 	ASSERT_EQ(FILE_SIZE, write(self->file, self->pattern, FILE_SIZE));
@@ -234,17 +168,6 @@ FIXTURE_TEARDOWN(splice_registered)
 	iou_exit(&self->ring);
 }
 
-static struct io_uring_sqe *next_sqe(struct __test_metadata *_metadata,
-				     FIXTURE_DATA(splice_registered) *self,
-				     __u64 user_data)
-{
-	struct io_uring_sqe *sqe = iou_get_sqe(&self->ring);
-
-	ASSERT_NE(NULL, sqe);
-	sqe->user_data = user_data;
-	return sqe;
-}
-
 /*
  * Queue a SPLICE (with offsets @off_out/@off_in) or a TEE (offsets must be
  * NO_OFF and are sent as 0) from @in to @out.  @fixed_in / @fixed_out make
@@ -256,7 +179,7 @@ static void queue_op(struct __test_metadata *_metadata,
 		     int in, __u64 off_in, bool fixed_in, unsigned int len,
 		     __u8 sqe_flags)
 {
-	struct io_uring_sqe *sqe = next_sqe(_metadata, self, ud);
+	struct io_uring_sqe *sqe = next_sqe(_metadata, &self->ring, ud);
 	unsigned int splice_flags = fixed_in ? SPLICE_F_FD_IN_FIXED : 0;
 
 	if (op == OP_SPLICE) {
@@ -295,21 +218,7 @@ static void submit(struct __test_metadata *_metadata,
 static void reap(struct __test_metadata *_metadata,
 		 FIXTURE_DATA(splice_registered) *self, int nr, int *res)
 {
-	struct iou_cqe cqe;
-	int i;
-
-	for (i = 0; i < nr; i++)
-		res[i] = INT_MIN;
-	for (i = 0; i < nr; i++) {
-		ASSERT_EQ(0, iou_wait_cqe_timeout(&self->ring, &cqe, WAIT_MS)) {
-			TH_LOG("completion %d of %d did not arrive", i + 1, nr);
-		}
-		ASSERT_LE(1ULL, cqe.user_data);
-		ASSERT_GE((__u64)nr, cqe.user_data);
-		ASSERT_EQ(INT_MIN, res[cqe.user_data - 1]);
-		res[cqe.user_data - 1] = cqe.res;
-	}
-	ASSERT_EQ(-EAGAIN, iou_peek_cqe(&self->ring, &cqe));
+	reap_cqes(_metadata, &self->ring, nr, res, WAIT_MS);
 }
 
 static int run_one(struct __test_metadata *_metadata,

@@ -24,13 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "iou_helpers.h"
 #include "../kselftest_harness.h"
+#include "splice_helpers.h"
 
 #define NO_OFF		((__u64)-1)
 #define FILE_SIZE	4096
@@ -61,31 +61,6 @@ FIXTURE_VARIANT_ADD(splice_tee, async) {
 	.sqe_flags = IOSQE_ASYNC,
 };
 
-/* Unlinked temporary file; tries a few tmpfs-ish places. */
-static int tmp_file(struct __test_metadata *_metadata)
-{
-	const char * const dirs[] = {
-		getenv("TMPDIR"), "/tmp", "/dev/shm", ".",
-	};
-	char path[PATH_MAX];
-	unsigned int i;
-	int fd;
-
-	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-		if (!dirs[i])
-			continue;
-		snprintf(path, sizeof(path), "%s/iou_splice.XXXXXX", dirs[i]);
-		fd = mkstemp(path);
-		if (fd >= 0) {
-			unlink(path);
-			return fd;
-		}
-	}
-	TH_LOG("cannot create a temporary file: %s", strerror(errno));
-	ASSERT_TRUE(0);
-	return -1;
-}
-
 /* A descriptor number that is not open right now. */
 static int closed_fd(struct __test_metadata *_metadata)
 {
@@ -94,35 +69,6 @@ static int closed_fd(struct __test_metadata *_metadata)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, close(fd));
 	return fd;
-}
-
-static int pipe_bytes(int fd)
-{
-	int n = -1;
-
-	if (ioctl(fd, FIONREAD, &n))
-		return -errno;
-	return n;
-}
-
-static void fill_pipe(struct __test_metadata *_metadata, int wfd,
-		      const void *src, size_t len)
-{
-	ASSERT_EQ((ssize_t)len, write(wfd, src, len));
-}
-
-/* The pipe must hold exactly @len bytes equal to @want; drains it. */
-static void expect_pipe_data(struct __test_metadata *_metadata, int rfd,
-			     const void *want, size_t len)
-{
-	unsigned char buf[3 * FILE_SIZE];
-
-	ASSERT_GE(sizeof(buf), len);
-	ASSERT_EQ((int)len, pipe_bytes(rfd));
-	if (!len)
-		return;
-	ASSERT_EQ((ssize_t)len, read(rfd, buf, len));
-	ASSERT_EQ(0, memcmp(buf, want, len));
 }
 
 /* @len bytes at @off of @fd must equal @want. */
@@ -146,7 +92,6 @@ static off_t file_size(struct __test_metadata *_metadata, int fd)
 
 FIXTURE_SETUP(splice_tee)
 {
-	unsigned int i, x = 0x12345678;
 	int ret;
 
 	self->ring.fd = -1;
@@ -165,13 +110,7 @@ FIXTURE_SETUP(splice_tee)
 	ASSERT_EQ(0, ret);
 	self->sqe_flags = variant->sqe_flags;
 
-	/* xorshift: no short period, so every offset has distinct data */
-	for (i = 0; i < FILE_SIZE; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		self->pattern[i] = x >> 24;
-	}
+	fill_pattern(self->pattern, FILE_SIZE, 0x12345678);
 
 	self->file = tmp_file(_metadata);
 	ASSERT_EQ(FILE_SIZE, write(self->file, self->pattern, FILE_SIZE));
@@ -193,24 +132,13 @@ FIXTURE_TEARDOWN(splice_tee)
 	iou_exit(&self->ring);
 }
 
-static struct io_uring_sqe *next_sqe(struct __test_metadata *_metadata,
-				     FIXTURE_DATA(splice_tee) *self,
-				     __u64 user_data)
-{
-	struct io_uring_sqe *sqe = iou_get_sqe(&self->ring);
-
-	ASSERT_NE(NULL, sqe);
-	sqe->user_data = user_data;
-	return sqe;
-}
-
 /* Queue a SPLICE with user_data @ud and extra IOSQE_* @sqe_flags. */
 static struct io_uring_sqe *
 queue_splice(struct __test_metadata *_metadata, FIXTURE_DATA(splice_tee) *self,
 	     __u64 ud, int out, __u64 off_out, int in, __u64 off_in,
 	     unsigned int len, unsigned int splice_flags, __u8 sqe_flags)
 {
-	struct io_uring_sqe *sqe = next_sqe(_metadata, self, ud);
+	struct io_uring_sqe *sqe = next_sqe(_metadata, &self->ring, ud);
 
 	iou_prep_splice(sqe, out, off_out, in, off_in, len, splice_flags);
 	sqe->flags = self->sqe_flags | sqe_flags;
@@ -222,7 +150,7 @@ queue_tee(struct __test_metadata *_metadata, FIXTURE_DATA(splice_tee) *self,
 	  __u64 ud, int out, int in, unsigned int len,
 	  unsigned int splice_flags, __u8 sqe_flags)
 {
-	struct io_uring_sqe *sqe = next_sqe(_metadata, self, ud);
+	struct io_uring_sqe *sqe = next_sqe(_metadata, &self->ring, ud);
 
 	iou_prep_tee(sqe, out, in, len, splice_flags);
 	sqe->flags = self->sqe_flags | sqe_flags;
@@ -232,7 +160,7 @@ queue_tee(struct __test_metadata *_metadata, FIXTURE_DATA(splice_tee) *self,
 static void queue_nop(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(splice_tee) *self, __u64 ud)
 {
-	struct io_uring_sqe *sqe = next_sqe(_metadata, self, ud);
+	struct io_uring_sqe *sqe = next_sqe(_metadata, &self->ring, ud);
 
 	iou_prep_nop(sqe);
 	sqe->flags = self->sqe_flags;
@@ -245,20 +173,9 @@ static void queue_nop(struct __test_metadata *_metadata,
 static void run_queued(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(splice_tee) *self, int nr, int *res)
 {
-	struct iou_cqe cqe;
-	int i;
-
-	for (i = 0; i < nr; i++)
-		res[i] = INT_MIN;
 	ASSERT_EQ(nr, iou_submit_and_wait(&self->ring, nr));
-	for (i = 0; i < nr; i++) {
-		ASSERT_EQ(0, iou_wait_cqe(&self->ring, &cqe));
-		ASSERT_LE(1ULL, cqe.user_data);
-		ASSERT_GE((__u64)nr, cqe.user_data);
-		ASSERT_EQ(INT_MIN, res[cqe.user_data - 1]);
-		res[cqe.user_data - 1] = cqe.res;
-	}
-	ASSERT_EQ(-EAGAIN, iou_peek_cqe(&self->ring, &cqe));
+	/* no time limit: the test's alarm() catches a hang */
+	reap_cqes(_metadata, &self->ring, nr, res, 0);
 }
 
 static int run_one(struct __test_metadata *_metadata,
@@ -297,13 +214,13 @@ TEST_F(splice_tee, file_to_pipe_offset)
 
 	EXPECT_EQ(300, do_splice_op(_metadata, self, self->p1[1], NO_OFF,
 				    self->file, 1000, 300, 0, 0));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern + 1000, 300);
+	check_pipe(_metadata, self->p1[0], self->pattern + 1000, 300, "p1");
 	EXPECT_EQ(10, lseek(self->file, 0, SEEK_CUR));
 
 	/* 0 is a real offset, not "none" */
 	EXPECT_EQ(16, do_splice_op(_metadata, self, self->p1[1], NO_OFF,
 				   self->file, 0, 16, 0, 0));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 16);
+	check_pipe(_metadata, self->p1[0], self->pattern, 16, "p1");
 	EXPECT_EQ(10, lseek(self->file, 0, SEEK_CUR));
 }
 
@@ -314,12 +231,12 @@ TEST_F(splice_tee, file_to_pipe_fpos)
 
 	EXPECT_EQ(500, do_splice_op(_metadata, self, self->p1[1], NO_OFF,
 				    self->file, NO_OFF, 500, 0, 0));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern + 100, 500);
+	check_pipe(_metadata, self->p1[0], self->pattern + 100, 500, "p1");
 	EXPECT_EQ(600, lseek(self->file, 0, SEEK_CUR));
 
 	EXPECT_EQ(50, do_splice_op(_metadata, self, self->p1[1], NO_OFF,
 				   self->file, NO_OFF, 50, 0, 0));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern + 600, 50);
+	check_pipe(_metadata, self->p1[0], self->pattern + 600, 50, "p1");
 	EXPECT_EQ(650, lseek(self->file, 0, SEEK_CUR));
 }
 
@@ -366,8 +283,8 @@ TEST_F(splice_tee, pipe_to_pipe)
 	fill_pipe(_metadata, self->p1[1], src, 300);
 	EXPECT_EQ(120, do_splice_op(_metadata, self, self->p2[1], NO_OFF,
 				    self->p1[0], NO_OFF, 120, 0, 0));
-	expect_pipe_data(_metadata, self->p2[0], src, 120);
-	expect_pipe_data(_metadata, self->p1[0], src + 120, 180);
+	check_pipe(_metadata, self->p2[0], src, 120, "p2");
+	check_pipe(_metadata, self->p1[0], src + 120, 180, "p1");
 }
 
 /*
@@ -442,8 +359,8 @@ TEST_F(splice_tee, tee_copies)
 				 200, 0, 0));
 	EXPECT_EQ(200, pipe_bytes(self->p1[0]));
 	EXPECT_EQ(200, pipe_bytes(self->p2[0]));
-	expect_pipe_data(_metadata, self->p2[0], src, 200);
-	expect_pipe_data(_metadata, self->p1[0], src, 200);
+	check_pipe(_metadata, self->p2[0], src, 200, "p2");
+	check_pipe(_metadata, self->p1[0], src, 200, "p1");
 }
 
 /* tee of a prefix: only that prefix is copied, the source is intact. */
@@ -454,8 +371,8 @@ TEST_F(splice_tee, tee_partial)
 	fill_pipe(_metadata, self->p1[1], src, 200);
 	EXPECT_EQ(50, do_tee_op(_metadata, self, self->p2[1], self->p1[0],
 				50, 0, 0));
-	expect_pipe_data(_metadata, self->p2[0], src, 50);
-	expect_pipe_data(_metadata, self->p1[0], src, 200);
+	check_pipe(_metadata, self->p2[0], src, 50, "p2");
+	check_pipe(_metadata, self->p1[0], src, 200, "p1");
 }
 
 /* SPLICE_F_FD_IN_FIXED: splice_fd_in is a registered file index. */
@@ -474,13 +391,13 @@ TEST_F(splice_tee, fixed_input)
 	EXPECT_EQ(100, do_splice_op(_metadata, self, self->p2[1], NO_OFF,
 				    1, NO_OFF, 100, SPLICE_F_FD_IN_FIXED, 0));
 	EXPECT_EQ(0, pipe_bytes(self->p1[0]));
-	expect_pipe_data(_metadata, self->p2[0], self->pattern + 200, 100);
+	check_pipe(_metadata, self->p2[0], self->pattern + 200, 100, "p2");
 
 	/* registered file with f_pos: the shared file's f_pos moves */
 	ASSERT_EQ(3000, lseek(self->file, 3000, SEEK_SET));
 	EXPECT_EQ(40, do_splice_op(_metadata, self, self->p1[1], NO_OFF,
 				   0, NO_OFF, 40, SPLICE_F_FD_IN_FIXED, 0));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern + 3000, 40);
+	check_pipe(_metadata, self->p1[0], self->pattern + 3000, 40, "p1");
 	EXPECT_EQ(3040, lseek(self->file, 0, SEEK_CUR));
 }
 
@@ -494,7 +411,7 @@ TEST_F(splice_tee, fixed_output)
 
 	EXPECT_EQ(64, do_splice_op(_metadata, self, 0, NO_OFF, self->file,
 				   300, 64, 0, IOSQE_FIXED_FILE));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern + 300, 64);
+	check_pipe(_metadata, self->p1[0], self->pattern + 300, 64, "p1");
 
 	fill_pipe(_metadata, self->p2[1], src, 32);
 	EXPECT_EQ(32, do_splice_op(_metadata, self, 1, 10, self->p2[0],
@@ -517,15 +434,15 @@ TEST_F(splice_tee, fixed_both)
 	EXPECT_EQ(96, do_splice_op(_metadata, self, 3, NO_OFF, 2,
 				   FILE_SIZE - 96, 96, SPLICE_F_FD_IN_FIXED,
 				   IOSQE_FIXED_FILE));
-	expect_pipe_data(_metadata, self->p1[0],
-			 self->pattern + FILE_SIZE - 96, 96);
+	check_pipe(_metadata, self->p1[0], self->pattern + FILE_SIZE - 96,
+		   96, "p1");
 
 	/* point slot 3 at the other pipe */
 	ASSERT_EQ(1, iou_update_files(&self->ring, 3, &self->p2[1], 1));
 	EXPECT_EQ(8, do_splice_op(_metadata, self, 3, NO_OFF, 2, 0, 8,
 				  SPLICE_F_FD_IN_FIXED, IOSQE_FIXED_FILE));
 	EXPECT_EQ(0, pipe_bytes(self->p1[0]));
-	expect_pipe_data(_metadata, self->p2[0], self->pattern, 8);
+	check_pipe(_metadata, self->p2[0], self->pattern, 8, "p2");
 	EXPECT_EQ(0, lseek(self->file, 0, SEEK_CUR));
 }
 
@@ -549,8 +466,8 @@ TEST_F(splice_tee, tee_fixed)
 
 	for (i = 0; i < 3; i++)
 		memcpy(want + i * 128, src, 128);
-	expect_pipe_data(_metadata, self->p2[0], want, sizeof(want));
-	expect_pipe_data(_metadata, self->p1[0], src, 128);
+	check_pipe(_metadata, self->p2[0], want, sizeof(want), "p2");
+	check_pipe(_metadata, self->p1[0], src, 128, "p1");
 }
 
 /* A complete splice/tee lets the linked request run normally. */
@@ -572,8 +489,8 @@ TEST_F(splice_tee, full_count_keeps_link)
 	EXPECT_EQ(100, res[0]);
 	EXPECT_EQ(0, res[1]);
 
-	expect_pipe_data(_metadata, self->p2[0], self->pattern, 100);
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 100);
+	check_pipe(_metadata, self->p2[0], self->pattern, 100, "p2");
+	check_pipe(_metadata, self->p1[0], self->pattern, 100, "p1");
 }
 
 /* A short splice counts as a failure for IOSQE_IO_LINK. */
@@ -593,7 +510,7 @@ TEST_F(splice_tee, short_splice_breaks_link)
 	run_queued(_metadata, self, 2, res);
 	EXPECT_EQ(100, res[0]);
 	EXPECT_EQ(-ECANCELED, res[1]);
-	expect_pipe_data(_metadata, self->p2[0], src, 100);
+	check_pipe(_metadata, self->p2[0], src, 100, "p2");
 
 	/* file input: only 96 bytes left before EOF */
 	queue_splice(_metadata, self, 1, self->p2[1], NO_OFF, self->file,
@@ -602,8 +519,8 @@ TEST_F(splice_tee, short_splice_breaks_link)
 	run_queued(_metadata, self, 2, res);
 	EXPECT_EQ(96, res[0]);
 	EXPECT_EQ(-ECANCELED, res[1]);
-	expect_pipe_data(_metadata, self->p2[0],
-			 self->pattern + FILE_SIZE - 96, 96);
+	check_pipe(_metadata, self->p2[0], self->pattern + FILE_SIZE - 96,
+		   96, "p2");
 
 	/* at EOF: 0 bytes is short too */
 	queue_splice(_metadata, self, 1, self->p2[1], NO_OFF, self->file,
@@ -631,8 +548,8 @@ TEST_F(splice_tee, short_tee_breaks_link)
 	run_queued(_metadata, self, 2, res);
 	EXPECT_EQ(100, res[0]);
 	EXPECT_EQ(-ECANCELED, res[1]);
-	expect_pipe_data(_metadata, self->p2[0], src, 100);
-	expect_pipe_data(_metadata, self->p1[0], src, 100);
+	check_pipe(_metadata, self->p2[0], src, 100, "p2");
+	check_pipe(_metadata, self->p1[0], src, 100, "p1");
 }
 
 /* A descriptor that is not open, as input or as output. */
@@ -652,7 +569,7 @@ TEST_F(splice_tee, bad_fd)
 				    10, 0, 0));
 
 	EXPECT_EQ(0, pipe_bytes(self->p2[0]));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 10);
+	check_pipe(_metadata, self->p1[0], self->pattern, 10, "p1");
 }
 
 /* Registered index beyond the table, an empty slot, or no table at all. */
@@ -711,7 +628,7 @@ TEST_F(splice_tee, offset_on_pipe)
 					self->p1[0], NO_OFF, 10, 0, 0));
 
 	EXPECT_EQ(0, pipe_bytes(self->p2[0]));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 10);
+	check_pipe(_metadata, self->p1[0], self->pattern, 10, "p1");
 	expect_file_data(_metadata, self->file, 0, self->pattern, FILE_SIZE);
 	EXPECT_EQ(0, lseek(self->file, 0, SEEK_CUR));
 }
@@ -735,7 +652,7 @@ TEST_F(splice_tee, unknown_flags)
 	EXPECT_EQ(-EINVAL, do_tee_op(_metadata, self, self->p2[1],
 				     self->p1[0], 32, 0x100, 0));
 	EXPECT_EQ(0, pipe_bytes(self->p2[0]));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 32);
+	check_pipe(_metadata, self->p1[0], self->pattern, 32, "p1");
 }
 
 /*
@@ -770,8 +687,8 @@ TEST_F(splice_tee, tee_offsets_rejected)
 	/* both 0: fine */
 	EXPECT_EQ(64, do_tee_op(_metadata, self, self->p2[1], self->p1[0],
 				64, 0, 0));
-	expect_pipe_data(_metadata, self->p2[0], self->pattern, 64);
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 64);
+	check_pipe(_metadata, self->p2[0], self->pattern, 64, "p2");
+	check_pipe(_metadata, self->p1[0], self->pattern, 64, "p1");
 }
 
 /* The same pipe as input and output. */
@@ -784,7 +701,7 @@ TEST_F(splice_tee, same_pipe)
 	EXPECT_EQ(-EINVAL, do_tee_op(_metadata, self, self->p1[1],
 				     self->p1[0], 64, 0, 0));
 
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 64);
+	check_pipe(_metadata, self->p1[0], self->pattern, 64, "p1");
 }
 
 /* Splicing into an O_APPEND file is refused, with or without offset. */
@@ -801,7 +718,7 @@ TEST_F(splice_tee, append_output)
 					self->p1[0], NO_OFF, 64, 0, 0));
 
 	EXPECT_EQ(0, file_size(_metadata, out));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 64);
+	check_pipe(_metadata, self->p1[0], self->pattern, 64, "p1");
 	close(out);
 }
 
@@ -822,7 +739,7 @@ TEST_F(splice_tee, wrong_direction)
 				    self->p1[0], 16, 0, 0));
 
 	EXPECT_EQ(0, pipe_bytes(self->p2[0]));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 16);
+	check_pipe(_metadata, self->p1[0], self->pattern, 16, "p1");
 }
 
 /* SPLICE needs a pipe on at least one side, TEE on both. */
@@ -842,7 +759,7 @@ TEST_F(splice_tee, no_pipe)
 	EXPECT_EQ(-EINVAL, do_tee_op(_metadata, self, out, self->p1[0],
 				     16, 0, 0));
 	EXPECT_EQ(0, file_size(_metadata, out));
-	expect_pipe_data(_metadata, self->p1[0], self->pattern, 16);
+	check_pipe(_metadata, self->p1[0], self->pattern, 16, "p1");
 	close(out);
 }
 
