@@ -16,9 +16,10 @@ IOU_OUT_DIR=${IOU_OUT_DIR:-$IOU_REPO/out}
 IOU_JOBS=${IOU_JOBS:-$(nproc)}
 IOU_LINUX_SOURCE_VERSION=${IOU_LINUX_SOURCE_VERSION:-$IOU_PINNED_LINUX_SOURCE_VERSION}
 
-# Packages every runner needs on the host.
+# Packages every runner needs on the host, besides linux-source-6.12 itself
+# (iou_need_linux_source() installs that at the pinned version).
 IOU_HOST_PACKAGES=(
-	linux-source-6.12 qemu-system-x86 busybox-static
+	qemu-system-x86 busybox-static
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
 	python3 python3-ply python3-git git rsync kmod
 )
