@@ -93,16 +93,18 @@ def selftests(lines):
             continue
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
           f"{cases['fail']} failed, {cases['skip']} skipped)")
-    ok = counts["fail"] == 0 and counts["pass"] + counts["skip"] > 0
+    # The kernel's log and the guest's run itself count as one result each
+    # when they go wrong, so that the totals line shows the failure.
     found = splat_reports(lines)
     if found:
-        ok = False
-        print("kernel splats in the guest's log:")
+        counts["fail"] += 1
+        print("  FAIL kernel log: splats")
         for line in found:
-            print("  " + line)
+            print("       | " + line)
     if not any(GUEST_DONE in line for line in lines):
-        ok = False
-        print("the guest did not finish its run (panic, hang or timeout)")
+        counts["fail"] += 1
+        print("  FAIL guest run: did not finish (panic, hang or timeout)")
+    ok = counts["fail"] == 0 and counts["pass"] + counts["skip"] > 0
     print(f"selftests: {counts['pass']} passed, {counts['fail']} failed, "
           f"{counts['skip']} skipped")
     return ok
