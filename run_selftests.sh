@@ -187,7 +187,7 @@ build_initramfs
 
 qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 	-no-reboot -kernel "$build/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio"
-	-append "console=ttyS0 panic=-1 hung_task_timeout_secs=60")
+	-append "console=ttyS0 panic=-1")
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
 
 if [ "$mode" = shell ]; then
