@@ -37,6 +37,9 @@ Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
+  --pristine       boot Debian's 6.12 without patches/ (the tests are still
+                   added), built in its own tree and build directory: today's
+                   behaviour, to compare with the series
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
   -h, --help       this text
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
 	--shell) mode=shell ;;
 	--debug) debug=1 ;;
+	--pristine) IOU_WITH_SERIES=0 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--kvm) IOU_KVM=1 ;;
 	--output) out=${2:?--output needs a value}; shift ;;
@@ -82,11 +86,16 @@ iou_prepare_tree
 
 fragments=("$IOU_REPO/kconfig-fragments/selftests")
 build=$IOU_VERSION_DIR/build-selftests
+variant=""
+if [ "$IOU_WITH_SERIES" != 1 ]; then
+	variant+=-pristine
+fi
 if [ "$debug" = 1 ]; then
 	fragments+=("$IOU_REPO/kconfig-fragments/debug")
-	build+=-debug
+	variant+=-debug
 fi
-out=${out:-$IOU_OUT_DIR/selftests$([ "$debug" = 1 ] && echo -debug)-$(date +%Y%m%d-%H%M%S)}
+build+=$variant
+out=${out:-$IOU_OUT_DIR/selftests$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"
 

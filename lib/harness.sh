@@ -15,6 +15,9 @@ IOU_CACHE_DIR=${IOU_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/io_uring-series}
 IOU_OUT_DIR=${IOU_OUT_DIR:-$IOU_REPO/out}
 IOU_JOBS=${IOU_JOBS:-$(nproc)}
 IOU_LINUX_SOURCE_VERSION=${IOU_LINUX_SOURCE_VERSION:-$IOU_PINNED_LINUX_SOURCE_VERSION}
+# 0: the pristine tree with only the tests added (a runner's --pristine), in
+# a build tree of its own, to compare today's kernel with the series.
+IOU_WITH_SERIES=${IOU_WITH_SERIES:-1}
 
 # Packages every runner needs on the host, besides linux-source-6.12 itself
 # (iou_need_linux_source() installs that at the pinned version).
@@ -36,6 +39,8 @@ Environment:
   IOU_LINUX_SOURCE_VERSION
                    Debian version of linux-source-6.12 to use
                    (default: the pinned $IOU_PINNED_LINUX_SOURCE_VERSION)
+  IOU_WITH_SERIES  1 applies patches/ (default); 0 builds the pristine tree
+                   with only the tests added (what --pristine sets)
 EOF
 }
 
@@ -112,6 +117,7 @@ iou_prepare_host() {
 	IOU_SOURCE_VERSION=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 	IOU_VERSION_DIR=$IOU_CACHE_DIR/linux-source-$IOU_SOURCE_VERSION
 	IOU_TREE=$IOU_VERSION_DIR/tree
+	[ "$IOU_WITH_SERIES" = 1 ] || IOU_TREE+=-pristine
 	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
 }
 
@@ -147,7 +153,7 @@ iou_prepare_pristine() {
 iou_series_hash() {
 	(
 		cd "$IOU_REPO" || exit
-		printf '%s\n' "$IOU_SOURCE_VERSION"
+		printf '%s %s\n' "$IOU_SOURCE_VERSION" "$IOU_WITH_SERIES"
 		find patches kunit selftests kconfig-fragments/kunit lib/harness.sh \
 			-type f ! -name '*~' -print0 | sort -z | xargs -0 sha256sum
 	) | sha256sum | cut -d' ' -f1
@@ -155,6 +161,7 @@ iou_series_hash() {
 
 # The series in git-am order: every numbered patch except a cover letter.
 iou_series_patches() {
+	[ "$IOU_WITH_SERIES" = 1 ] || return 0
 	find "$IOU_REPO/patches" -maxdepth 1 -name '[0-9]*.patch' \
 		! -name '0000-cover-letter.patch' | sort
 }
@@ -209,7 +216,7 @@ EOF
 # runner wanting a different series waits instead of changing the sources
 # under a build.
 iou_prepare_tree() {
-	local stamp=$IOU_VERSION_DIR/tree.series hash
+	local stamp=$IOU_TREE.series hash
 	exec {IOU_TREE_LOCK}>"$IOU_VERSION_DIR/lock"
 	if ! flock -s -n "$IOU_TREE_LOCK"; then
 		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
@@ -217,7 +224,7 @@ iou_prepare_tree() {
 	fi
 	[ -f "$IOU_VERSION_DIR/pristine/.iou-pristine-done" ] && hash=$(iou_series_hash)
 	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${hash:-}" ]; then
-		iou_log "patched tree is up to date: $IOU_TREE"
+		iou_log "tree is up to date: $IOU_TREE"
 		return 0
 	fi
 	if ! flock -x -n "$IOU_TREE_LOCK"; then
@@ -261,6 +268,6 @@ iou_apply_series() {
 		iou_git -C "$IOU_TREE" checkout -q -f --detach "$commit"
 		iou_git -C "$IOU_TREE" clean -q -fd
 	fi
-	iou_log "patched tree ready: $IOU_TREE ($(git -C "$IOU_TREE" log --oneline pristine..HEAD | wc -l) commits on pristine)"
+	iou_log "tree ready: $IOU_TREE ($(git -C "$IOU_TREE" log --oneline pristine..HEAD | wc -l) commits on pristine)"
 }
 
