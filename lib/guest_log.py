@@ -3,7 +3,8 @@
 """Read a QEMU guest's console log: kernel splats, kselftest TAP results and
 the results of extra programs run with --run.
 
-  guest_log.py splats LOG      print splat lines; exit 1 if there are any
+  guest_log.py splats LOG      print each splat with its backtrace; exit 1
+                               if there is any
   guest_log.py selftests LOG   print every result, the splats and the final
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
@@ -34,10 +35,6 @@ GUEST_DONE = "IOU-GUEST-DONE"
 def read_lines(path):
     with open(path, errors="replace") as log:
         return [line.rstrip("\r\n").replace("\r", "") for line in log]
-
-
-def splats(lines):
-    return [line for line in lines if SPLAT.search(line)]
 
 
 def splat_reports(lines, context=30):
@@ -115,7 +112,7 @@ def main(argv):
         sys.exit(__doc__)
     lines = read_lines(argv[2])
     if argv[1] == "splats":
-        found = splats(lines)
+        found = splat_reports(lines)
         for line in found:
             print(line)
         return 1 if found else 0
