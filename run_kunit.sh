@@ -61,6 +61,7 @@ if [ "$debug" = 1 ]; then
 	build+=-debug
 	kunitconfigs+=(--kunitconfig="$IOU_REPO/kconfig-fragments/debug")
 fi
+iou_lock_build_dir "$build"
 out=${out:-$IOU_OUT_DIR/kunit$([ "$debug" = 1 ] && echo -debug)-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/kunit-latest"

@@ -95,6 +95,7 @@ if [ "$debug" = 1 ]; then
 	variant+=-debug
 fi
 build+=$variant
+iou_lock_build_dir "$build"
 out=${out:-$IOU_OUT_DIR/selftests$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"

@@ -240,6 +240,18 @@ iou_prepare_tree() {
 	flock -s "$IOU_TREE_LOCK"
 }
 
+# Two runners may share the tree but not a build directory: take it for the
+# rest of this run, waiting if another runner has it.
+iou_lock_build_dir() {
+	local dir=$1
+	mkdir -p "$dir"
+	exec {IOU_BUILD_LOCK}>"$dir.lock"
+	if ! flock -x -n "$IOU_BUILD_LOCK"; then
+		iou_log "waiting for another run to release $dir.lock"
+		flock -x "$IOU_BUILD_LOCK"
+	fi
+}
+
 iou_apply_series() {
 	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
 	local patch commit
