@@ -36,9 +36,11 @@ static const struct sqe_field_case sqe_field_cases[] = {
 	SQE_FIELD(ioprio, 2, __u16),
 	SQE_FIELD(fd, 4, __s32),
 	SQE_FIELD(off, 8, __u64),
+	SQE_FIELD(ioctl_arg, 8, __u64),
 	SQE_FIELD(addr, 16, __u64),
 	SQE_FIELD(splice_off_in, 16, __u64),
 	SQE_FIELD(len, 24, __u32),
+	SQE_FIELD(ioctl_cmd, 24, __u32),
 	SQE_FIELD(splice_flags, 28, __u32),
 	SQE_FIELD(user_data, 32, __u64),
 	SQE_FIELD(buf_index, 40, __u16),
@@ -86,6 +88,7 @@ static void sqe_opcode_numbers_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, IORING_OP_TEE, 33);
 	KUNIT_EXPECT_EQ(test, IORING_OP_URING_CMD, 46);
 	KUNIT_EXPECT_EQ(test, IORING_OP_LISTEN, 57);
+	KUNIT_EXPECT_EQ(test, IORING_OP_IOCTL, 58);
 }
 
 /*

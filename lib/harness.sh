@@ -181,6 +181,9 @@ iou_commit_test_overlay() {
 	local wiring
 	for wiring in "$IOU_REPO/kunit/tree-wiring.diff" "$IOU_REPO/selftests/tree-wiring.diff"; do
 		[ -f "$wiring" ] || continue
+		# The KUnit suites test the series' code; a pristine tree runs
+		# only the selftests.
+		[ "$IOU_WITH_SERIES" = 1 ] || [ "$wiring" != "$IOU_REPO/kunit/tree-wiring.diff" ] || continue
 		git -C "$tree" apply "$wiring" ||
 			iou_die "test wiring $wiring does not apply to the patched tree"
 	done

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for inline splice: io_splice_punt()'s decision over real
+ * files of each kind, and do_splice()/do_tee() in SPLICE_F_NOWAIT_INTERNAL
+ * mode refusing with -EAGAIN, before anything moves, wherever the blocking
+ * path would sleep: a pipe mutex held by someone else, an empty input, a
+ * full output, no readers, a pending signal.
+ *
+ * Included at the end of io_uring/splice.c to reach io_splice_punt().
+ */
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
+
+enum io_splice_test_file {
+	F_PIPE_READ,		/* read end of pipe A */
+	F_PIPE_WRITE,		/* write end of pipe B */
+	F_PIPE_NONBLOCK_READ,	/* read end of an O_NONBLOCK pipe */
+	F_UNIX_STREAM,
+	F_UNIX_DGRAM,
+	F_NETLINK,
+	F_SHMEM,
+	NR_TEST_FILES,
+};
+
+static const char *const io_splice_test_file_names[NR_TEST_FILES] = {
+	[F_PIPE_READ]		= "pipe",
+	[F_PIPE_WRITE]		= "pipe",
+	[F_PIPE_NONBLOCK_READ]	= "O_NONBLOCK pipe",
+	[F_UNIX_STREAM]		= "unix stream",
+	[F_UNIX_DGRAM]		= "unix dgram",
+	[F_NETLINK]		= "netlink",
+	[F_SHMEM]		= "shmem file",
+};
+
+struct io_splice_test_files {
+	struct file *f[NR_TEST_FILES];
+	struct file *others[4];	/* the unused pipe ends, kept for fput */
+};
+
+static struct file *io_splice_test_socket(int family, int type)
+{
+	struct socket *sock;
+	struct file *file;
+
+	if (sock_create_kern(&init_net, family, type, 0, &sock))
+		return NULL;
+	file = sock_alloc_file(sock, 0, NULL);	/* releases sock on error */
+	return IS_ERR(file) ? NULL : file;
+}
+
+static int io_splice_test_files_init(struct kunit *test)
+{
+	struct io_splice_test_files *tf;
+	struct file *pipe[2];
+
+	tf = kunit_kzalloc(test, sizeof(*tf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tf);
+	test->priv = tf;
+
+	KUNIT_ASSERT_EQ(test, create_pipe_files(pipe, 0), 0);
+	tf->f[F_PIPE_READ] = pipe[0];
+	tf->others[0] = pipe[1];
+	KUNIT_ASSERT_EQ(test, create_pipe_files(pipe, 0), 0);
+	tf->f[F_PIPE_WRITE] = pipe[1];
+	tf->others[1] = pipe[0];
+	KUNIT_ASSERT_EQ(test, create_pipe_files(pipe, O_NONBLOCK), 0);
+	tf->f[F_PIPE_NONBLOCK_READ] = pipe[0];
+	tf->others[2] = pipe[1];
+	tf->f[F_UNIX_STREAM] = io_splice_test_socket(AF_UNIX, SOCK_STREAM);
+	tf->f[F_UNIX_DGRAM] = io_splice_test_socket(AF_UNIX, SOCK_DGRAM);
+	tf->f[F_NETLINK] = io_splice_test_socket(AF_NETLINK, SOCK_RAW);
+	tf->f[F_SHMEM] = shmem_file_setup("io_splice_kunit", PAGE_SIZE, 0);
+	if (IS_ERR(tf->f[F_SHMEM]))
+		tf->f[F_SHMEM] = NULL;
+	return 0;
+}
+
+static void io_splice_test_files_exit(struct kunit *test)
+{
+	struct io_splice_test_files *tf = test->priv;
+	int i;
+
+	for (i = 0; i < NR_TEST_FILES; i++)
+		if (tf->f[i])
+			fput(tf->f[i]);
+	for (i = 0; i < ARRAY_SIZE(tf->others); i++)
+		if (tf->others[i])
+			fput(tf->others[i]);
+}
+
+struct io_splice_punt_case {
+	enum io_splice_test_file in, out;
+	bool punt;
+	const char *why;
+};
+
+static const struct io_splice_punt_case io_splice_punt_cases[] = {
+	{ F_PIPE_READ, F_PIPE_WRITE, false, "trylocks, no waits" },
+	{ F_PIPE_NONBLOCK_READ, F_PIPE_WRITE, false, "O_NONBLOCK changes nothing" },
+	{ F_PIPE_READ, F_UNIX_STREAM, false, "sendmsg with MSG_DONTWAIT" },
+	{ F_PIPE_READ, F_UNIX_DGRAM, false, "sendmsg with MSG_DONTWAIT" },
+	{ F_PIPE_READ, F_NETLINK, true, "family not known" },
+	{ F_UNIX_STREAM, F_PIPE_WRITE, false, "honours SPLICE_F_NONBLOCK" },
+	{ F_UNIX_DGRAM, F_PIPE_WRITE, true, "generic splice_read may wait" },
+	{ F_NETLINK, F_PIPE_WRITE, true, "family not known" },
+	{ F_SHMEM, F_PIPE_WRITE, true, "page cache may read or swap in" },
+	{ F_PIPE_READ, F_SHMEM, true, "write_iter may sleep" },
+	{ F_SHMEM, F_SHMEM, false, "no pipe: do_splice() fails at once" },
+	{ F_UNIX_STREAM, F_UNIX_STREAM, false, "no pipe: do_splice() fails at once" },
+};
+
+static void io_splice_punt_desc(const struct io_splice_punt_case *c,
+				char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s -> %s: %s (%s)",
+		 io_splice_test_file_names[c->in],
+		 io_splice_test_file_names[c->out],
+		 c->punt ? "punt" : "inline", c->why);
+}
+
+KUNIT_ARRAY_PARAM(io_splice_punt, io_splice_punt_cases, io_splice_punt_desc);
+
+static void io_splice_punt_decides(struct kunit *test)
+{
+	const struct io_splice_punt_case *c = test->param_value;
+	struct io_splice_test_files *tf = test->priv;
+
+	if (!tf->f[c->in] || !tf->f[c->out])
+		kunit_skip(test, "file kind not available in this kernel");
+	KUNIT_EXPECT_EQ(test, io_splice_punt(tf->f[c->in], tf->f[c->out]),
+			c->punt);
+}
+
+/* The flag can't come from user space through io_uring either. */
+static void io_splice_prep_refuses_internal_flag(struct kunit *test)
+{
+	struct io_kiocb *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_SPLICE,
+		.splice_flags = SPLICE_F_NOWAIT_INTERNAL,
+		.len = 1,
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	KUNIT_EXPECT_EQ(test, io_splice_prep(req, &sqe), -EINVAL);
+	KUNIT_EXPECT_EQ(test, io_tee_prep(req, &sqe), -EINVAL);
+	sqe.splice_flags = SPLICE_F_NONBLOCK;
+	KUNIT_EXPECT_EQ(test, io_splice_prep(req, &sqe), 0);
+	KUNIT_EXPECT_FALSE(test, req->flags & REQ_F_FORCE_ASYNC);
+	KUNIT_EXPECT_EQ(test, SPLICE_F_NOWAIT_INTERNAL &
+			(SPLICE_F_ALL | SPLICE_F_FD_IN_FIXED), 0);
+}
+
+/* Two pipes, A (in) and B (out), with all four ends. */
+struct io_splice_pipes {
+	struct file *a[2], *b[2];
+	struct pipe_inode_info *in, *out;
+};
+
+static int io_splice_pipes_init(struct kunit *test)
+{
+	struct io_splice_pipes *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	test->priv = p;
+	KUNIT_ASSERT_EQ(test, create_pipe_files(p->a, 0), 0);
+	KUNIT_ASSERT_EQ(test, create_pipe_files(p->b, 0), 0);
+	p->in = p->a[0]->private_data;
+	p->out = p->b[0]->private_data;
+	return 0;
+}
+
+static void io_splice_pipes_exit(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	struct file *files[] = { p->a[0], p->a[1], p->b[0], p->b[1] };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		if (files[i])
+			fput(files[i]);
+}
+
+static unsigned int io_splice_test_bytes(struct pipe_inode_info *pipe)
+{
+	unsigned int count = 0, tail;
+
+	for (tail = pipe->tail; tail != pipe->head; tail++)
+		count += pipe->bufs[tail & (pipe->ring_size - 1)].len;
+	return count;
+}
+
+static void io_splice_test_fill(struct kunit *test, struct file *wr,
+				size_t len)
+{
+	static const char page[PAGE_SIZE];
+	loff_t pos = 0;
+
+	while (len) {
+		size_t n = min(len, sizeof(page));
+
+		KUNIT_ASSERT_EQ(test, kernel_write(wr, page, n, &pos), n);
+		len -= n;
+	}
+}
+
+static ssize_t io_splice_test_nowait(struct io_splice_pipes *p, bool tee,
+				     size_t len)
+{
+	if (tee)
+		return do_tee(p->a[0], p->b[1], len, SPLICE_F_NOWAIT_INTERNAL);
+	return do_splice(p->a[0], NULL, p->b[1], NULL, len,
+			 SPLICE_F_NOWAIT_INTERNAL);
+}
+
+enum { HOLD_IN = 1, HOLD_OUT = 2 };
+
+struct io_splice_nowait_case {
+	const char *name;
+	bool tee;
+	unsigned int hold;	/* pipe mutexes the test holds */
+};
+
+static const struct io_splice_nowait_case io_splice_nowait_cases[] = {
+	{ "splice, input mutex held", false, HOLD_IN },
+	{ "splice, output mutex held", false, HOLD_OUT },
+	{ "splice, both mutexes held", false, HOLD_IN | HOLD_OUT },
+	{ "tee, input mutex held", true, HOLD_IN },
+	{ "tee, output mutex held", true, HOLD_OUT },
+	{ "tee, both mutexes held", true, HOLD_IN | HOLD_OUT },
+};
+
+static void io_splice_nowait_desc(const struct io_splice_nowait_case *c,
+				  char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->name);
+}
+
+KUNIT_ARRAY_PARAM(io_splice_nowait, io_splice_nowait_cases,
+		  io_splice_nowait_desc);
+
+/*
+ * A held pipe mutex gives -EAGAIN and moves nothing; once released the same
+ * call moves the data. The test thread is the holder: a mutex is not
+ * recursive, so its own trylock fails just like anyone else's.
+ */
+static void io_splice_nowait_lock_held(struct kunit *test)
+{
+	const struct io_splice_nowait_case *c = test->param_value;
+	struct io_splice_pipes *p = test->priv;
+
+	io_splice_test_fill(test, p->a[1], 3000);
+	if (c->hold & HOLD_IN)
+		mutex_lock(&p->in->mutex);
+	if (c->hold & HOLD_OUT)
+		mutex_lock(&p->out->mutex);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, c->tee, 1000), -EAGAIN);
+	if (c->hold & HOLD_OUT)
+		mutex_unlock(&p->out->mutex);
+	if (c->hold & HOLD_IN)
+		mutex_unlock(&p->in->mutex);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->in), 3000);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 0);
+
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, c->tee, 1000), 1000);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->in), c->tee ? 3000 : 2000);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 1000);
+}
+
+/* An empty input with a writer would wait: -EAGAIN, also for tee. */
+static void io_splice_nowait_empty_input(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 100), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, true, 100), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 0);
+
+	/* without writers it is EOF, as for the blocking call */
+	__fput_sync(p->a[1]);
+	p->a[1] = NULL;
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 100), 0);
+}
+
+/* A full output would wait for room: -EAGAIN and both pipes unchanged. */
+static void io_splice_nowait_full_output(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	size_t full = p->out->max_usage * PAGE_SIZE;
+
+	io_splice_test_fill(test, p->a[1], 100);
+	io_splice_test_fill(test, p->b[1], full);
+	KUNIT_ASSERT_TRUE(test, pipe_full(p->out->head, p->out->tail,
+					  p->out->max_usage));
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 100), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, true, 100), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->in), 100);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), full);
+}
+
+/* No readers: -EAGAIN for the blocking retry, and no SIGPIPE here. */
+static void io_splice_nowait_no_readers(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+
+	io_splice_test_fill(test, p->a[1], 100);
+	__fput_sync(p->b[0]);
+	p->b[0] = NULL;
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 100), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, true, 100), -EAGAIN);
+	KUNIT_EXPECT_FALSE(test, sigismember(&current->pending.signal, SIGPIPE));
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->in), 100);
+}
+
+/*
+ * A pending signal (io_uring's own task_work notification, here) must not
+ * turn into -ERESTARTSYS: nothing waits, so data moves and an empty input
+ * says -EAGAIN.
+ */
+static void io_splice_nowait_signal_pending(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	ssize_t empty, moved;
+
+	set_notify_signal(current);
+	empty = io_splice_test_nowait(p, false, 100);
+	io_splice_test_fill(test, p->a[1], 100);
+	moved = io_splice_test_nowait(p, false, 100);
+	clear_notify_signal();
+	KUNIT_EXPECT_EQ(test, empty, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, moved, 100);
+}
+
+/* Three buffers in, room for one out: one buffer moves, then -EAGAIN. */
+static void io_splice_nowait_partial(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	size_t room = PAGE_SIZE;
+	size_t prefill = (p->out->max_usage - 1) * PAGE_SIZE;
+
+	io_splice_test_fill(test, p->a[1], 3 * PAGE_SIZE);
+	io_splice_test_fill(test, p->b[1], prefill);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 3 * PAGE_SIZE),
+			room);
+	KUNIT_EXPECT_EQ(test, io_splice_test_nowait(p, false, 3 * PAGE_SIZE),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->in), 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), prefill + room);
+}
+
+/*
+ * Pipe to pipe and tee never sleep in nowait mode: with preemption off,
+ * CONFIG_DEBUG_ATOMIC_SLEEP reports any might_sleep() on the way as a
+ * splat, which the runner counts as a failure.
+ */
+static void io_splice_nowait_atomic(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	ssize_t tee, splice;
+
+	io_splice_test_fill(test, p->a[1], 2000);
+	preempt_disable();
+	tee = io_splice_test_nowait(p, true, 500);
+	splice = io_splice_test_nowait(p, false, 1000);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, tee, 500);
+	KUNIT_EXPECT_EQ(test, splice, 1000);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 1500);
+}
+
+static struct kunit_case io_splice_punt_test_cases[] = {
+	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
+	KUNIT_CASE(io_splice_prep_refuses_internal_flag),
+	{}
+};
+
+static struct kunit_suite io_splice_punt_suite = {
+	.name = "io_uring_splice_punt",
+	.init = io_splice_test_files_init,
+	.exit = io_splice_test_files_exit,
+	.test_cases = io_splice_punt_test_cases,
+};
+
+static struct kunit_case io_splice_nowait_test_cases[] = {
+	KUNIT_CASE_PARAM(io_splice_nowait_lock_held, io_splice_nowait_gen_params),
+	KUNIT_CASE(io_splice_nowait_empty_input),
+	KUNIT_CASE(io_splice_nowait_full_output),
+	KUNIT_CASE(io_splice_nowait_no_readers),
+	KUNIT_CASE(io_splice_nowait_signal_pending),
+	KUNIT_CASE(io_splice_nowait_partial),
+	KUNIT_CASE(io_splice_nowait_atomic),
+	{}
+};
+
+static struct kunit_suite io_splice_nowait_suite = {
+	.name = "io_uring_splice_nowait",
+	.init = io_splice_pipes_init,
+	.exit = io_splice_pipes_exit,
+	.test_cases = io_splice_nowait_test_cases,
+};
+
+kunit_test_suites(&io_splice_punt_suite, &io_splice_nowait_suite);
