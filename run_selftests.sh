@@ -8,12 +8,15 @@ set -euo pipefail
 
 # shellcheck source=lib/harness.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
+# shellcheck source=lib/liburing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/liburing.sh"
 
 IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
 IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
 IOU_GUEST_CPUS=${IOU_GUEST_CPUS:-2}
 IOU_KVM=${IOU_KVM:-0}
 IOU_SELFTEST_TARGETS=${IOU_SELFTEST_TARGETS:-io_uring splice}
+IOU_LIBURING_TIMEOUT=${IOU_LIBURING_TIMEOUT:-60}
 
 usage() {
 	cat <<EOF
@@ -40,6 +43,20 @@ Options:
   --pristine       boot Debian's 6.12 without patches/ (the tests are still
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
+  --liburing       run liburing's own test suite instead of the selftests: Debian's
+                   liburing source package (apt-get source, adding a deb-src
+                   entry for the archive of the deb lines if apt has none) is
+                   built on the host (static) into \$IOU_CACHE_DIR/liburing/,
+                   each test/*.t runs in the guest (exit 0 pass, 77 skip, other
+                   fail; timeout IOU_LIBURING_TIMEOUT; dmesg checked after
+                   each, a splat fails that test) and the last line is
+                   "liburing: N passed, N failed, N skipped". The gate:
+                   with --pristine, every failure must be listed in
+                   lib/liburing-known-failures (with its reason), and the
+                   results become the baseline in the cache; without it, a
+                   test that passed in that baseline must not fail, nor may a
+                   test that is not listed. Run --pristine --liburing first
+                   (the patched run stops early without a baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
   -h, --help       this text
@@ -50,10 +67,17 @@ More environment:
   IOU_SELFTEST_TARGETS
                    selftest directories to build and run
                    (default "$IOU_SELFTEST_TARGETS")
+  IOU_LIBURING_TIMEOUT
+                   --liburing: seconds each liburing test may run
+                   (default $IOU_LIBURING_TIMEOUT)
 
 Results: console.log (the guest's whole serial console), config.log,
 build.log, selftests-build.log in the results folder;
-\$IOU_OUT_DIR/selftests-latest points at the newest one.
+\$IOU_OUT_DIR/selftests-latest points at the newest one. With --liburing:
+liburing-<variant>-<date>/ with console.log, liburing-build.log and
+liburing-results.tsv (test, result, exit code, seconds);
+\$IOU_OUT_DIR/liburing-latest points at the newest, and the pristine
+baseline is \$IOU_CACHE_DIR/<linux-source>/liburing-results-pristine.tsv.
 
 $(iou_env_help)
 EOF
@@ -61,6 +85,7 @@ EOF
 
 mode=run
 debug=0
+liburing=0
 out=""
 extra=()
 while [ $# -gt 0 ]; do
@@ -69,6 +94,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--debug) debug=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
+	--liburing) liburing=1 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--kvm) IOU_KVM=1 ;;
 	--output) out=${2:?--output needs a value}; shift ;;
@@ -80,6 +106,7 @@ done
 for path in "${extra[@]}"; do
 	[ -f "$path" ] || iou_die "--run: no such file: $path"
 done
+[ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
 
 iou_prepare_host
 iou_prepare_tree
@@ -95,10 +122,17 @@ if [ "$debug" = 1 ]; then
 	variant+=-debug
 fi
 build+=$variant
+suite=selftests
+[ "$liburing" = 0 ] || suite=liburing
+# The pristine results a patched --liburing run is compared with.
+baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}.tsv
+if [ "$liburing" = 1 ] && [ "$IOU_WITH_SERIES" = 1 ] && [ "$mode" = run ] && [ ! -f "$baseline" ]; then
+	iou_die "no pristine liburing results ($baseline): run $0 --pristine --liburing$([ "$debug" = 1 ] && echo " --debug") first"
+fi
 iou_lock_build_dir "$build"
-out=${out:-$IOU_OUT_DIR/selftests$variant-$(date +%Y%m%d-%H%M%S)}
+out=${out:-$IOU_OUT_DIR/$suite$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
-ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"
+ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$suite-latest"
 
 # Configure from the fragments the kernel's way, then insist that every
 # requested option stuck; reconfigure only when a fragment changed.
@@ -161,7 +195,11 @@ build_initramfs() {
 	local rootfs=$build/rootfs path name
 	rm -rf "$rootfs"
 	mkdir -p "$rootfs"/{bin,proc,sys,tmp,extra}
-	cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	if [ "$liburing" = 1 ]; then
+		install_liburing_tests "$rootfs/liburing"
+	else
+		cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	fi
 	make -s ARCH=x86_64 O="$build" INSTALL_MOD_PATH="$rootfs" modules_install
 	cp /bin/busybox "$rootfs/bin/busybox"
 	# kselftest's runner needs coreutils' timeout (--foreground).
@@ -177,7 +215,8 @@ build_initramfs() {
 		if [ "$(head -c 4 "$path" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			copy_shared_libs "$rootfs" "$path"
 		fi
-	done < <(find "$rootfs/kselftest" "$rootfs/extra" "$rootfs/usr/bin" -type f -perm -u+x)
+	done < <(find "$rootfs/kselftest" "$rootfs/liburing" "$rootfs/extra" "$rootfs/usr/bin" \
+		-type f -perm -u+x 2>/dev/null)
 	cpio_list "$rootfs" >"$build/initramfs.list"
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" >"$build/initramfs.cpio"
 	for name in "${extra[@]}"; do
@@ -185,14 +224,34 @@ build_initramfs() {
 	done
 }
 
+# liburing's test programs for the guest: /liburing/*.t, the list to run
+# (minus the ones lib/liburing-known-failures excludes) and the timeout.
+install_liburing_tests() {
+	local dir=$1 name
+	cp -a "$IOU_LIBURING_TESTS" "$dir"
+	: >"$dir/iou-tests"
+	for name in "$dir"/*.t; do
+		name=${name##*/}
+		iou_liburing_known | awk -v t="$name" '$1 == t && $2 == "exclude" { found = 1 }
+			END { exit !found }' || echo "$name" >>"$dir/iou-tests"
+	done
+	echo "$IOU_LIBURING_TIMEOUT" >"$dir/iou-timeout"
+}
+
+if [ "$liburing" = 1 ]; then
+	iou_liburing_prepare "$out"
+fi
+
 cd "$IOU_TREE"
 configure_guest_kernel
 iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
 	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers
-rm -rf "$build/kselftest_install"
-iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
-	make -C tools/testing/selftests ARCH=x86_64 O="$build" \
-	TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+if [ "$liburing" = 0 ]; then
+	rm -rf "$build/kselftest_install"
+	iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
+		make -C tools/testing/selftests ARCH=x86_64 O="$build" \
+		TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+fi
 build_initramfs
 
 qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
@@ -208,9 +267,26 @@ fi
 iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log)"
 rc=0
 timeout --foreground -k 10 "$IOU_GUEST_TIMEOUT" "${qemu[@]}" </dev/null |
-	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' || rc=${PIPESTATUS[0]}
+	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' |
+	grep --line-buffered -vE '^IOU-LIBURING-(BEGIN|DMESG)' || rc=${PIPESTATUS[0]}
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
 iou_log "results in $out"
-python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"
+if [ "$liburing" = 0 ]; then
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"
+	exit
+fi
+gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
+	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv")
+if [ "$IOU_WITH_SERIES" = 1 ]; then
+	gate+=(--baseline "$baseline")
+fi
+rc=0
+python3 "$IOU_REPO/lib/guest_log.py" liburing "$out/console.log" "${gate[@]}" || rc=$?
+# A finished pristine run becomes the baseline of the patched runs.
+if [ "$IOU_WITH_SERIES" != 1 ] && grep -q IOU-GUEST-DONE "$out/console.log"; then
+	cp "$out/liburing-results.tsv" "$baseline"
+	iou_log "baseline for the patched --liburing runs: $baseline"
+fi
+exit "$rc"
