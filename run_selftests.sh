@@ -30,6 +30,10 @@ Options:
   --run PATH...    also copy these programs or scripts into the guest and run
                    each after the suite (exit 0 pass, 4 skip, other fail);
                    takes every following argument
+  --bench          run the benchmarks (selftests/*_bench: inline splice vs
+                   IOSQE_ASYNC vs splice(2), ring FIONREAD vs ioctl(2)) in
+                   the guest instead of the tests; their tables go to
+                   bench.txt in the results folder
   --shell          boot the same guest to an interactive shell instead; run
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
 	--shell) mode=shell ;;
+	--bench) mode=bench ;;
 	--debug) debug=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
@@ -213,4 +218,10 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
 iou_log "results in $out"
-python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"
+if [ "$mode" = bench ]; then
+	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
+		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
+	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log"
+else
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"
+fi

@@ -36,7 +36,14 @@ fi
 # Keep the kernel's messages off the console while tests print TAP there;
 # the whole kernel log is printed at the end.
 dmesg -n 1
-cd /kselftest && ./run_kselftest.sh
+if [ "$(cat /iou-mode)" = bench ]; then
+	# The benchmarks instead of the tests, each reported like an extra.
+	for prog in /kselftest/io_uring/*_bench; do
+		[ -x "$prog" ] && ln -s "$prog" /extra/
+	done
+else
+	cd /kselftest && ./run_kselftest.sh
+fi
 for prog in /extra/*; do
 	[ -f "$prog" ] || continue
 	name=${prog##*/}
