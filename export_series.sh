@@ -55,6 +55,11 @@ iou_prepare_tree
 rm -rf "$out"
 mkdir -p "$out"
 git -C "$IOU_TREE" format-patch -q --cover-letter --base=pristine -o "$out" pristine..HEAD
+# The letter with its text and measured figures (./refresh_cover_letter.sh),
+# in place of git's placeholder.
+if [ -f "$IOU_REPO/patches/0000-cover-letter.patch" ]; then
+	cp "$IOU_REPO/patches/0000-cover-letter.patch" "$out/0000-cover-letter.patch"
+fi
 iou_log "series written to $out:"
 find "$out" -name '*.patch' | sort | sed 's#.*/#  #' >&2
 
