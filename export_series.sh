@@ -133,7 +133,7 @@ for dir in "${build_dirs[@]}"; do
 done
 trap restore_tree EXIT
 
-apply=$IOU_VERSION_DIR/apply
+apply=$IOU_APPLY_DIR
 iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
 iou_git -C "$apply" checkout -q -f --detach pristine
 iou_git -C "$apply" clean -q -fdx
