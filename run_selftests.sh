@@ -33,6 +33,10 @@ Options:
   --run PATH...    also copy these programs or scripts into the guest and run
                    each after the suite (exit 0 pass, 4 skip, other fail);
                    takes every following argument
+  --bench          run the benchmarks (selftests/*_bench: inline splice vs
+                   IOSQE_ASYNC vs splice(2), ring FIONREAD vs ioctl(2)) in
+                   the guest instead of the tests; their tables go to
+                   bench.txt in the results folder
   --shell          boot the same guest to an interactive shell instead; run
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
@@ -43,10 +47,11 @@ Options:
   --pristine       boot Debian's 6.12 without patches/ (the tests are still
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
-  --liburing       run liburing's own test suite instead of the selftests: Debian's
-                   liburing source package (apt-get source, adding a deb-src
-                   entry for the archive of the deb lines if apt has none) is
-                   built on the host (static) into \$IOU_CACHE_DIR/liburing/,
+  --liburing       run liburing's own test suite instead of the selftests:
+                   Debian's liburing source package (apt-get source, adding a
+                   deb-src entry for the archive of the deb lines if apt has
+                   none) is built on the host (static) into
+                   \$IOU_CACHE_DIR/liburing/,
                    each test/*.t runs in the guest (exit 0 pass, 77 skip, other
                    fail; timeout IOU_LIBURING_TIMEOUT; dmesg checked after
                    each, a splat fails that test) and the last line is
@@ -58,7 +63,8 @@ Options:
                    test that is not listed. Run --pristine --liburing first
                    (the patched run stops early without a baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
-  --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
+  --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>,
+                   or bench-<date> with --bench)
   -h, --help       this text
 
 More environment:
@@ -72,12 +78,13 @@ More environment:
                    (default $IOU_LIBURING_TIMEOUT)
 
 Results: console.log (the guest's whole serial console), config.log,
-build.log, selftests-build.log in the results folder;
-\$IOU_OUT_DIR/selftests-latest points at the newest one. With --liburing:
-liburing-<variant>-<date>/ with console.log, liburing-build.log and
-liburing-results.tsv (test, result, exit code, seconds);
-\$IOU_OUT_DIR/liburing-latest points at the newest, and the pristine
-baseline is \$IOU_CACHE_DIR/<linux-source>/liburing-results-pristine.tsv.
+build.log, selftests-build.log and results.txt (what was printed) in the
+results folder; \$IOU_OUT_DIR/selftests-latest (bench-latest) points at the
+newest one. With --liburing: liburing[-pristine]-<date>/ with console.log,
+liburing-build.log, results.txt and liburing-results.tsv (test, result, exit
+code, seconds); \$IOU_OUT_DIR/liburing-latest points at the newest, and the
+pristine baseline is liburing-results-pristine.tsv in
+\$IOU_CACHE_DIR/linux-source-<version>/.
 
 $(iou_env_help)
 EOF
@@ -92,6 +99,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
 	--shell) mode=shell ;;
+	--bench) mode=bench ;;
 	--debug) debug=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
 	--liburing) liburing=1 ;;
@@ -107,6 +115,7 @@ for path in "${extra[@]}"; do
 	[ -f "$path" ] || iou_die "--run: no such file: $path"
 done
 [ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
+[ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
 iou_prepare_host
 iou_prepare_tree
@@ -122,17 +131,18 @@ if [ "$debug" = 1 ]; then
 	variant+=-debug
 fi
 build+=$variant
-suite=selftests
-[ "$liburing" = 0 ] || suite=liburing
+kind=selftests
+[ "$mode" = bench ] && kind=bench
+[ "$liburing" = 0 ] || kind=liburing
 # The pristine results a patched --liburing run is compared with.
 baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}.tsv
 if [ "$liburing" = 1 ] && [ "$IOU_WITH_SERIES" = 1 ] && [ "$mode" = run ] && [ ! -f "$baseline" ]; then
 	iou_die "no pristine liburing results ($baseline): run $0 --pristine --liburing$([ "$debug" = 1 ] && echo " --debug") first"
 fi
 iou_lock_build_dir "$build"
-out=${out:-$IOU_OUT_DIR/$suite$variant-$(date +%Y%m%d-%H%M%S)}
+out=${out:-$IOU_OUT_DIR/$kind$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
-ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$suite-latest"
+ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$kind-latest"
 
 # Configure from the fragments the kernel's way, then insist that every
 # requested option stuck; reconfigure only when a fragment changed.
@@ -273,8 +283,13 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
 iou_log "results in $out"
-if [ "$liburing" = 0 ]; then
-	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log"
+if [ "$mode" = bench ]; then
+	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
+		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
+	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
+	exit
+elif [ "$liburing" = 0 ]; then
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt"
 	exit
 fi
 gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
@@ -283,7 +298,8 @@ if [ "$IOU_WITH_SERIES" = 1 ]; then
 	gate+=(--baseline "$baseline")
 fi
 rc=0
-python3 "$IOU_REPO/lib/guest_log.py" liburing "$out/console.log" "${gate[@]}" || rc=$?
+python3 "$IOU_REPO/lib/guest_log.py" liburing "$out/console.log" "${gate[@]}" |
+	tee "$out/results.txt" || rc=$?
 # A finished pristine run becomes the baseline of the patched runs.
 if [ "$IOU_WITH_SERIES" != 1 ] && grep -q IOU-GUEST-DONE "$out/console.log"; then
 	cp "$out/liburing-results.tsv" "$baseline"

@@ -9,6 +9,8 @@ the results of extra programs run with --run.
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
                                missing end marker
+  guest_log.py bench LOG       the same for a --bench run, whose programs
+                               are the benchmarks; ends "bench: ..."
   guest_log.py liburing LOG --known FILE --results TSV [--baseline TSV]
                [--timeout SECS] [--version VER]
                                run_selftests.sh --liburing: each liburing
@@ -68,7 +70,7 @@ def verdict(status, directive):
     return "pass" if status == "ok" else "fail"
 
 
-def selftests(lines):
+def selftests(lines, label="selftests"):
     counts = {"pass": 0, "fail": 0, "skip": 0}
     cases = {"pass": 0, "fail": 0, "skip": 0}
     extra_output = None
@@ -113,7 +115,7 @@ def selftests(lines):
         counts["fail"] += 1
         print("  FAIL guest run: did not finish (panic, hang or timeout)")
     ok = counts["fail"] == 0 and counts["pass"] + counts["skip"] > 0
-    print(f"selftests: {counts['pass']} passed, {counts['fail']} failed, "
+    print(f"{label}: {counts['pass']} passed, {counts['fail']} failed, "
           f"{counts['skip']} skipped")
     return ok
 
@@ -298,7 +300,7 @@ def main(argv):
         parser.add_argument("--version")
         args = parser.parse_args(argv[2:])
         return 0 if liburing(read_lines(args.log), args) else 1
-    if len(argv) != 3 or argv[1] not in ("splats", "selftests"):
+    if len(argv) != 3 or argv[1] not in ("splats", "selftests", "bench"):
         sys.exit(__doc__)
     lines = read_lines(argv[2])
     if argv[1] == "splats":
@@ -306,7 +308,7 @@ def main(argv):
         for line in found:
             print(line)
         return 1 if found else 0
-    return 0 if selftests(lines) else 1
+    return 0 if selftests(lines, argv[1]) else 1
 
 
 if __name__ == "__main__":

@@ -118,6 +118,8 @@ iou_prepare_host() {
 	IOU_VERSION_DIR=$IOU_CACHE_DIR/linux-source-$IOU_SOURCE_VERSION
 	IOU_TREE=$IOU_VERSION_DIR/tree
 	[ "$IOU_WITH_SERIES" = 1 ] || IOU_TREE+=-pristine
+	# Each tree has its own scratch worktree where the series is applied.
+	IOU_APPLY_DIR=$IOU_TREE-apply
 	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
 }
 
@@ -130,8 +132,15 @@ iou_git() { git -c user.name="$IOU_GIT_NAME" -c user.email="$IOU_GIT_EMAIL" \
 # The unpacked tarball as a git repository whose one commit is tagged
 # "pristine"; the apply and build trees are worktrees of it.
 iou_prepare_pristine() {
-	local repo=$IOU_VERSION_DIR/pristine tmp
+	local repo=$IOU_VERSION_DIR/pristine tmp lock
 	[ -f "$repo/.iou-pristine-done" ] && return 0
+	# The patched and the pristine tree's runners may both get here.
+	exec {lock}>"$IOU_VERSION_DIR/pristine.lock"
+	flock -x "$lock"
+	if [ -f "$repo/.iou-pristine-done" ]; then
+		exec {lock}>&-
+		return 0
+	fi
 	rm -rf "$repo" "$repo.tmp"
 	tmp=$repo.tmp
 	mkdir -p "$tmp"
@@ -147,6 +156,7 @@ iou_prepare_pristine() {
 	)
 	mv "$tmp" "$repo"
 	touch "$repo/.iou-pristine-done"
+	exec {lock}>&-
 }
 
 # Everything that determines the patched tree, as one hash.
@@ -217,30 +227,49 @@ EOF
 #
 # The runner keeps a shared lock on the tree until it exits, so that another
 # runner wanting a different series waits instead of changing the sources
-# under a build.
+# under a build. flock() lets new shared holders in while a writer waits, so
+# everyone passes a gate lock first, and a writer keeps the gate while it
+# waits: readers then queue behind it instead of starving it.
 iou_prepare_tree() {
 	local stamp=$IOU_TREE.series hash
-	exec {IOU_TREE_LOCK}>"$IOU_VERSION_DIR/lock"
-	if ! flock -s -n "$IOU_TREE_LOCK"; then
-		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
-		flock -s "$IOU_TREE_LOCK"
-	fi
+	exec {IOU_TREE_LOCK}>"$IOU_TREE.lock"
+	exec {IOU_GATE_LOCK}>"$IOU_TREE.gate"
+	iou_lock_tree_shared
 	[ -f "$IOU_VERSION_DIR/pristine/.iou-pristine-done" ] && hash=$(iou_series_hash)
 	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${hash:-}" ]; then
 		iou_log "tree is up to date: $IOU_TREE"
 		return 0
 	fi
-	if ! flock -x -n "$IOU_TREE_LOCK"; then
-		iou_log "waiting for other runs to finish with $IOU_TREE"
-		flock -x "$IOU_TREE_LOCK"
-	fi
+	iou_lock_tree_exclusive
 	iou_prepare_pristine
 	hash=$(iou_series_hash)
 	if [ ! -d "$IOU_TREE" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
 		iou_apply_series
 		echo "$hash" >"$stamp"
 	fi
-	flock -s "$IOU_TREE_LOCK"
+	iou_lock_tree_shared
+}
+
+iou_lock_tree_shared() {
+	flock -x "$IOU_GATE_LOCK"
+	if ! flock -s -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for another run to release $IOU_TREE.lock"
+		flock -s "$IOU_TREE_LOCK"
+	fi
+	flock -u "$IOU_GATE_LOCK"
+}
+
+# From shared to exclusive: the shared lock goes first, since holding it while
+# queueing at the gate could deadlock with a writer queued there. The tree may
+# change meanwhile; callers look at it again once they hold the lock.
+iou_lock_tree_exclusive() {
+	flock -u "$IOU_TREE_LOCK"
+	flock -x "$IOU_GATE_LOCK"
+	if ! flock -x -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for other runs to finish with $IOU_TREE"
+		flock -x "$IOU_TREE_LOCK"
+	fi
+	flock -u "$IOU_GATE_LOCK"
 }
 
 # Two runners may share the tree but not a build directory: take it for the
@@ -256,7 +285,7 @@ iou_lock_build_dir() {
 }
 
 iou_apply_series() {
-	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
+	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_APPLY_DIR
 	local patch commit
 	if [ ! -d "$apply" ]; then
 		iou_log "creating the apply worktree $apply"
