@@ -50,11 +50,17 @@ def read_lines(path):
         return [line.rstrip("\r\n").replace("\r", "") for line in log]
 
 
+# A user program's fault that the kernel logs (show_unhandled_signals):
+# "traps: prog[123] general protection fault ip:... error:0 in ...". The
+# program's exit status reports it; it is not a kernel splat.
+USER_TRAP = re.compile(r"traps: \S+\[\d+\] ")
+
+
 def splat_reports(lines, context=30):
     """Each splat with the lines that follow it, up to its end marker."""
     report, until = [], -1
     for i, line in enumerate(lines):
-        if SPLAT.search(line) and i > until:
+        if SPLAT.search(line) and i > until and not USER_TRAP.search(line):
             until = i + context
             report.append("----")
         if i <= until:
@@ -126,11 +132,13 @@ LB_DMESG_BEGIN = re.compile(r"^IOU-LIBURING-DMESG-BEGIN (.*)")
 LB_DMESG_END = "IOU-LIBURING-DMESG-END"
 # Exit codes of timeout(1): the test ran out of time (SIGINT, then SIGKILL).
 TIMED_OUT = (124, 137)
+KNOWN_KINDS = ("fail", "flaky", "exclude")
 
 
 def read_known(path):
     """lib/liburing-known-failures: "test kind reason..." per line, kind
-    "fail" (fails on pristine 6.12 too) or "exclude" (not run)."""
+    "fail" (fails on pristine 6.12 too), "flaky" (fails now and then on
+    any kernel) or "exclude" (not run)."""
     known = {}
     with open(path) as f:
         for num, line in enumerate(f, 1):
@@ -138,8 +146,9 @@ def read_known(path):
             if not line or line.startswith("#"):
                 continue
             parts = line.split(None, 2)
-            if len(parts) < 3 or parts[1] not in ("fail", "exclude"):
-                sys.exit(f"{path}:{num}: want \"test fail|exclude reason\"")
+            if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
+                sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
+                         "reason\"")
             known[parts[0]] = (parts[1], parts[2])
     return known
 
@@ -233,6 +242,8 @@ def liburing(lines, args):
             if splats:
                 note = "SPLAT: a kernel bug whatever the test says"
                 gate.append(f"{name}: kernel splat")
+            elif kind == "flaky":
+                note = f"known flaky: {reason}"
             elif baseline.get(name) == "pass":
                 note = "REGRESSION: passed on pristine"
                 gate.append(f"{name}: passed on pristine, fails here ({why})")
