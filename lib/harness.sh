@@ -247,7 +247,11 @@ iou_prepare_tree() {
 		iou_apply_series
 		echo "$hash" >"$stamp"
 	fi
-	iou_lock_tree_shared
+	# Down to shared before the gate goes: taking the gate again here, with
+	# the tree held exclusively, would deadlock against a writer that holds
+	# the gate and waits for the tree.
+	flock -s "$IOU_TREE_LOCK"
+	flock -u "$IOU_GATE_LOCK"
 }
 
 iou_lock_tree_shared() {
@@ -261,7 +265,9 @@ iou_lock_tree_shared() {
 
 # From shared to exclusive: the shared lock goes first, since holding it while
 # queueing at the gate could deadlock with a writer queued there. The tree may
-# change meanwhile; callers look at it again once they hold the lock.
+# change meanwhile; callers look at it again once they hold the lock. The gate
+# stays held until the caller is done (or exits), so that it never has to be
+# taken while the tree is held.
 iou_lock_tree_exclusive() {
 	flock -u "$IOU_TREE_LOCK"
 	flock -x "$IOU_GATE_LOCK"
@@ -269,7 +275,6 @@ iou_lock_tree_exclusive() {
 		iou_log "waiting for other runs to finish with $IOU_TREE"
 		flock -x "$IOU_TREE_LOCK"
 	fi
-	flock -u "$IOU_GATE_LOCK"
 }
 
 # Two runners may share the tree but not a build directory: take it for the
