@@ -3,7 +3,8 @@
 #
 # Write the whole series (patches/ plus the commit that adds kunit/ and
 # selftests/) as git format-patch files, git-am-able onto the pristine
-# linux-source-6.12 tree, and optionally run checkpatch.pl --strict on each.
+# linux-source-6.12 tree, and optionally run checkpatch.pl --strict on each
+# and check that each patch applies and builds on its own.
 set -euo pipefail
 
 # shellcheck source=lib/harness.sh
@@ -19,6 +20,15 @@ Options:
   --checkpatch     run scripts/checkpatch.pl --strict on every patch and end
                    with "checkpatch: N patches, N clean, N with warnings,
                    N with errors"; exits non-zero on an error
+  --build-each     also apply the written series one patch at a time onto
+                   pristine (in the scratch apply/ worktree) and, after each,
+                   build vmlinux with the KUnit config and vmlinux plus
+                   modules with the selftests config, incrementally in the
+                   runners' build directories (so ./run_kunit.sh and
+                   ./run_selftests.sh must have run once); prints per patch
+                   "applies, kunit build, selftests build, checkpatch" and
+                   "series-check: N patches, N good, N bad"; exits non-zero
+                   if any patch fails to apply or build (implies --checkpatch)
   -h, --help       this text
 
 $(iou_env_help)
@@ -27,10 +37,12 @@ EOF
 
 out=$IOU_OUT_DIR/series
 checkpatch=0
+build_each=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--output) out=${2:?--output needs a value}; shift ;;
 	--checkpatch) checkpatch=1 ;;
+	--build-each) build_each=1; checkpatch=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; iou_die "unknown option: $1" ;;
 	esac
@@ -48,21 +60,104 @@ find "$out" -name '*.patch' | sort | sed 's#.*/#  #' >&2
 
 [ "$checkpatch" = 1 ] || exit 0
 
+# checkpatch's verdict on one patch: clean, warnings or errors. The report
+# goes to $out/<patch>.checkpatch.
+checkpatch_verdict() {
+	local patch=$1 report
+	# Debian's python3 first: checkpatch's spdxcheck.py needs python3-ply and python3-git.
+	report=$(PATH=/usr/bin:$PATH perl "$IOU_TREE/scripts/checkpatch.pl" --strict --terse "$patch" || true)
+	printf '%s\n' "$report" >"$patch.checkpatch"
+	if grep -q ': ERROR:' <<<"$report"; then
+		echo errors
+	elif grep -qE ': (WARNING|CHECK):' <<<"$report"; then
+		echo warnings
+	else
+		echo clean
+	fi
+}
+
 clean=0 warned=0 errored=0 total=0
 for patch in "$out"/*.patch; do
 	case $patch in */0000-cover-letter.patch) continue ;; esac
 	total=$((total + 1))
-	# Debian's python3 first: checkpatch's spdxcheck.py needs python3-ply and python3-git.
-	report=$(PATH=/usr/bin:$PATH perl "$IOU_TREE/scripts/checkpatch.pl" --strict --terse "$patch" || true)
-	if grep -q ': ERROR:' <<<"$report"; then
-		errored=$((errored + 1))
-	elif grep -qE ': (WARNING|CHECK):' <<<"$report"; then
-		warned=$((warned + 1))
-	else
-		clean=$((clean + 1))
-	fi
-	printf '%s: %s\n' "${patch##*/}" "$(tail -n 1 <<<"${report:-clean}")"
-	grep -E ': (ERROR|WARNING|CHECK):' <<<"$report" | sed 's/^/    /' || true
+	case $(checkpatch_verdict "$patch") in
+	errors) errored=$((errored + 1)) ;;
+	warnings) warned=$((warned + 1)) ;;
+	*) clean=$((clean + 1)) ;;
+	esac
+	printf '%s: %s\n' "${patch##*/}" "$(tail -n 1 "$patch.checkpatch" | grep . || echo clean)"
+	grep -E ': (ERROR|WARNING|CHECK):' "$patch.checkpatch" | sed 's/^/    /' || true
 done
 echo "checkpatch: $total patches, $clean clean, $warned with warnings, $errored with errors"
-[ "$errored" -eq 0 ]
+[ "$build_each" = 1 ] || [ "$errored" -eq 0 ]
+[ "$build_each" = 1 ] || exit 0
+
+# Build one config in its runner's build directory at the tree's current
+# commit; the .config saved before the check is the starting point each time.
+build_config() {
+	local dir=$1 log=$2
+	shift 2
+	cp "$dir/.config.series-check" "$dir/.config"
+	make -s ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
+		make ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
+}
+
+# Put the tree and the build directories back as the runners left them.
+restore_tree() {
+	local dir
+	iou_git -C "$IOU_TREE" checkout -q -f --detach "$tree_head"
+	for dir in "${build_dirs[@]}"; do
+		[ -f "$dir/.config.series-check" ] && mv "$dir/.config.series-check" "$dir/.config"
+	done
+	iou_log "tree back at $(git -C "$IOU_TREE" log --oneline -1)"
+}
+
+kunit_dir=$IOU_VERSION_DIR/build-kunit
+selftests_dir=$IOU_VERSION_DIR/build-selftests
+build_dirs=("$kunit_dir" "$selftests_dir")
+for dir in "${build_dirs[@]}"; do
+	[ -f "$dir/.config" ] || iou_die "no $dir/.config: run ./run_kunit.sh and ./run_selftests.sh once first"
+	iou_lock_build_dir "$dir"
+done
+# Nobody else may use the tree while it moves through the series.
+flock -x "$IOU_TREE_LOCK"
+tree_head=$(git -C "$IOU_TREE" rev-parse HEAD)
+for dir in "${build_dirs[@]}"; do
+	cp "$dir/.config" "$dir/.config.series-check"
+done
+trap restore_tree EXIT
+
+apply=$IOU_VERSION_DIR/apply
+iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
+iou_git -C "$apply" checkout -q -f --detach pristine
+iou_git -C "$apply" clean -q -fdx
+good=0 bad=0 n=0
+logs=$out/build-each
+mkdir -p "$logs"
+for patch in "$out"/*.patch; do
+	case $patch in */0000-cover-letter.patch) continue ;; esac
+	n=$((n + 1))
+	name=${patch##*/}
+	applies=no kunit=- selftests=- verdict=
+	if iou_git -C "$apply" am -q "$patch" >"$logs/$n-am.log" 2>&1; then
+		applies=yes
+		iou_git -C "$IOU_TREE" checkout -q -f --detach "$(git -C "$apply" rev-parse HEAD)"
+		iou_log "[$n] $name: building (logs: $logs/$n-*.log)"
+		kunit=FAILED selftests=FAILED
+		build_config "$kunit_dir" "$logs/$n-kunit.log" vmlinux && kunit=ok
+		build_config "$selftests_dir" "$logs/$n-selftests.log" vmlinux modules && selftests=ok
+	else
+		iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
+	fi
+	verdict=$(checkpatch_verdict "$patch")
+	printf '%-70s applies: %-3s  kunit build: %-6s  selftests build: %-6s  checkpatch: %s\n' \
+		"$name" "$applies" "$kunit" "$selftests" "$verdict"
+	if [ "$applies" = yes ] && [ "$kunit" = ok ] && [ "$selftests" = ok ] && [ "$verdict" != errors ]; then
+		good=$((good + 1))
+	else
+		bad=$((bad + 1))
+		[ "$applies" = yes ] || break
+	fi
+done
+echo "series-check: $n patches, $good good, $bad bad"
+[ "$bad" -eq 0 ] && [ "$errored" -eq 0 ]

@@ -29,7 +29,8 @@ Options:
   -h, --help       this text
 
 Results: kunit.py's output (kunit.log), the raw KTAP (ktap.log), kunit.py's
-JSON (kunit.json) and the build log (build.log) in the results folder;
+JSON (kunit.json), the build log (build.log) and the totals line
+(summary.txt) in the results folder;
 \$IOU_OUT_DIR/kunit-latest points at the newest one.
 
 $(iou_env_help)
@@ -110,7 +111,7 @@ if ! python3 "$IOU_REPO/lib/guest_log.py" splats "$out/ktap.log" >"$out/splats.l
 	failed=$((failed + 1))
 fi
 iou_log "results in $out"
-echo "kunit: $passed passed, $failed failed, $skipped skipped"
+echo "kunit: $passed passed, $failed failed, $skipped skipped" | tee "$out/summary.txt"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ $((passed + skipped)) -eq 0 ]; then
 	exit 1
 fi

@@ -53,7 +53,8 @@ Options:
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
-  --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>)
+  --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>,
+                   or bench-<date> with --bench)
   -h, --help       this text
 
 More environment:
@@ -64,8 +65,9 @@ More environment:
                    (default "$IOU_SELFTEST_TARGETS")
 
 Results: console.log (the guest's whole serial console), config.log,
-build.log, selftests-build.log in the results folder;
-\$IOU_OUT_DIR/selftests-latest points at the newest one.
+build.log, selftests-build.log and results.txt (what was printed) in the
+results folder; \$IOU_OUT_DIR/selftests-latest (bench-latest) points at the
+newest one.
 
 $(iou_env_help)
 EOF
@@ -123,9 +125,11 @@ if [ "$coverage" = 1 ]; then
 fi
 build+=$variant
 iou_lock_build_dir "$build"
-out=${out:-$IOU_OUT_DIR/selftests$variant-$(date +%Y%m%d-%H%M%S)}
+kind=selftests
+[ "$mode" = bench ] && kind=bench
+out=${out:-$IOU_OUT_DIR/$kind$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
-ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/selftests-latest"
+ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$kind-latest"
 
 # Configure from the fragments the kernel's way, then insist that every
 # requested option stuck; reconfigure only when a fragment changed.
@@ -245,12 +249,13 @@ iou_log "results in $out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
-	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log"
+	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
 else
 	status=0
-	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" || status=$?
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt" ||
+		status=$?
 	if [ "$coverage" = 1 ]; then
-		iou_coverage_report "$build" "$out"
+		iou_coverage_report "$build" "$out" | tee -a "$out/results.txt"
 	fi
 	exit "$status"
 fi
