@@ -121,11 +121,32 @@ def functions_in(path):
         name = match.group(1)
         if re.match(r"(COMPAT_)?SYSCALL_DEFINE\d$", name) and match.group(2):
             name = "sys_" + match.group(2)
-        end = i + 1
-        while end < len(lines) and not lines[end].startswith("}"):
-            end += 1
-        found.append((name, j + 2, i + 1, end + 1))
+        found.append((name, j + 2, i + 1, body_end(lines, i) + 1))
     return found
+
+
+CODE_NOISE = re.compile(r'//.*|/\*.*?\*/|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+
+
+def body_end(lines, start):
+    """Index of the line that closes the body opened at lines[start],
+    counting braces outside comments, strings and character constants."""
+    depth = 0
+    comment = False
+    for k in range(start, len(lines)):
+        text = lines[k]
+        if comment:
+            if "*/" not in text:
+                continue
+            text = text.split("*/", 1)[1]
+            comment = False
+        text = CODE_NOISE.sub("", text)
+        if "/*" in text:
+            text, comment = text.split("/*", 1)[0], True
+        depth += text.count("{") - text.count("}")
+        if depth <= 0:
+            return k
+    return len(lines) - 1
 
 
 def changed_lines(series, overlay):
