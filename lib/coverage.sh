@@ -127,8 +127,8 @@ iou_coverage_report() {
 	mkdir -p "$out/coverage"
 	# The series without the test overlay, which is the tree's last commit.
 	git -C "$IOU_TREE" diff -U0 pristine HEAD~1 >"$out/coverage/series.diff"
-	git -C "$IOU_TREE" diff -U0 HEAD~1 HEAD >"$out/coverage/overlay.diff"
 	mapfile -t changed_files < <(git -C "$IOU_TREE" diff --name-only pristine HEAD~1)
+	git -C "$IOU_TREE" diff -U0 HEAD~1 HEAD -- "${changed_files[@]}" >"$out/coverage/overlay.diff"
 	iou_log "coverage: lcov ($gcov) over the guest's counters (log: $out/coverage/lcov.log)"
 	for label in kunit selftests; do
 		[ -f "$out/gcov-$label.tar.gz" ] ||

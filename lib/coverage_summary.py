@@ -180,7 +180,7 @@ def pct(hit, found):
 
 
 def ratio(hit, found):
-    return f"{hit:>4}/{found:<4} {pct(hit, found)}%" if found else "      no data"
+    return f"{hit:>4}/{found:<4} {pct(hit, found)}%" if found else "no data"
 
 
 def main():
@@ -257,29 +257,31 @@ def main():
                 suites.append(r.line_stats(first, last) if r else (0, 0))
             why = ""
             if not found:
-                why = "file not profiled" if rec is None else "no code of its own (inlined)"
+                why = "file not profiled" if rec is None else "no line records: inlined"
             rows.append((name, func, first, new, hit, found, suites, why))
 
     labels = [label for label, _ in by]
-    print("functions the series adds (+) or changes (~); own lines run, "
-          "! below 90%")
-    head = f"  {'function':28} {'file:line':24} {'all lines':>15}"
+    print("functions the series adds (+) or changes (~): the share of their own "
+          "lines run, ! below 90%")
+    head = f"  {'function':28} {'file:line':24} {'lines run':>16}"
     for label in labels:
         head += f" {label:>9}"
     print(head)
-    good = 0
+    good = nodata = 0
     for name, func, first, new, hit, found, suites, why in rows:
         ok = found and hit * 10 >= found * 9
         good += 1 if ok else 0
+        nodata += 0 if found else 1
         mark = ("+" if new else "~") + (" " if ok else "!")
-        row = f"{mark}{func:28} {name + ':' + str(first):24} {ratio(hit, found):>15}"
+        row = f"{mark}{func:28} {name + ':' + str(first):24} {ratio(hit, found):>16}"
         for shit, sfound in suites:
             row += f" {pct(shit, sfound):>8}%"
         if why:
             row += f"  ({why})"
         print(row)
     print(f"coverage: {len(rows)} functions changed, {good} at >=90% lines, "
-          f"{len(rows) - good} below")
+          f"{len(rows) - good} below" +
+          (f" ({nodata} of them without line data)" if nodata else ""))
     return 0
 
 
