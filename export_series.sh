@@ -55,6 +55,11 @@ iou_prepare_tree
 rm -rf "$out"
 mkdir -p "$out"
 git -C "$IOU_TREE" format-patch -q --cover-letter --base=pristine -o "$out" pristine..HEAD
+# The letter with its text and measured figures (./refresh_cover_letter.sh),
+# in place of git's placeholder.
+if [ -f "$IOU_REPO/patches/0000-cover-letter.patch" ]; then
+	cp "$IOU_REPO/patches/0000-cover-letter.patch" "$out/0000-cover-letter.patch"
+fi
 iou_log "series written to $out:"
 find "$out" -name '*.patch' | sort | sed 's#.*/#  #' >&2
 
@@ -115,12 +120,13 @@ restore_tree() {
 kunit_dir=$IOU_VERSION_DIR/build-kunit
 selftests_dir=$IOU_VERSION_DIR/build-selftests
 build_dirs=("$kunit_dir" "$selftests_dir")
+# Nobody else may use the tree while it moves through the series; the tree
+# lock comes before the build directories', as in the runners.
+iou_lock_tree_exclusive
 for dir in "${build_dirs[@]}"; do
 	[ -f "$dir/.config" ] || iou_die "no $dir/.config: run ./run_kunit.sh and ./run_selftests.sh once first"
 	iou_lock_build_dir "$dir"
 done
-# Nobody else may use the tree while it moves through the series.
-flock -x "$IOU_TREE_LOCK"
 tree_head=$(git -C "$IOU_TREE" rev-parse HEAD)
 for dir in "${build_dirs[@]}"; do
 	cp "$dir/.config" "$dir/.config.series-check"

@@ -217,30 +217,49 @@ EOF
 #
 # The runner keeps a shared lock on the tree until it exits, so that another
 # runner wanting a different series waits instead of changing the sources
-# under a build.
+# under a build. flock() lets new shared holders in while a writer waits, so
+# everyone passes a gate lock first, and a writer keeps the gate while it
+# waits: readers then queue behind it instead of starving it.
 iou_prepare_tree() {
 	local stamp=$IOU_TREE.series hash
 	exec {IOU_TREE_LOCK}>"$IOU_VERSION_DIR/lock"
-	if ! flock -s -n "$IOU_TREE_LOCK"; then
-		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
-		flock -s "$IOU_TREE_LOCK"
-	fi
+	exec {IOU_GATE_LOCK}>"$IOU_VERSION_DIR/lock.gate"
+	iou_lock_tree_shared
 	[ -f "$IOU_VERSION_DIR/pristine/.iou-pristine-done" ] && hash=$(iou_series_hash)
 	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${hash:-}" ]; then
 		iou_log "tree is up to date: $IOU_TREE"
 		return 0
 	fi
-	if ! flock -x -n "$IOU_TREE_LOCK"; then
-		iou_log "waiting for other runs to finish with $IOU_TREE"
-		flock -x "$IOU_TREE_LOCK"
-	fi
+	iou_lock_tree_exclusive
 	iou_prepare_pristine
 	hash=$(iou_series_hash)
 	if [ ! -d "$IOU_TREE" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
 		iou_apply_series
 		echo "$hash" >"$stamp"
 	fi
-	flock -s "$IOU_TREE_LOCK"
+	iou_lock_tree_shared
+}
+
+iou_lock_tree_shared() {
+	flock -x "$IOU_GATE_LOCK"
+	if ! flock -s -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
+		flock -s "$IOU_TREE_LOCK"
+	fi
+	flock -u "$IOU_GATE_LOCK"
+}
+
+# From shared to exclusive: the shared lock goes first, since holding it while
+# queueing at the gate could deadlock with a writer queued there. The tree may
+# change meanwhile; callers look at it again once they hold the lock.
+iou_lock_tree_exclusive() {
+	flock -u "$IOU_TREE_LOCK"
+	flock -x "$IOU_GATE_LOCK"
+	if ! flock -x -n "$IOU_TREE_LOCK"; then
+		iou_log "waiting for other runs to finish with $IOU_TREE"
+		flock -x "$IOU_TREE_LOCK"
+	fi
+	flock -u "$IOU_GATE_LOCK"
 }
 
 # Two runners may share the tree but not a build directory: take it for the
