@@ -91,7 +91,9 @@ iou_coverage_gcov_tool() {
 # One lcov tracefile per label: its .gcda files go next to the .gcno files in
 # the build directory (the guest names them by their absolute build path).
 iou_coverage_capture() {
-	local build=$1 out=$2 label=$3 gcov=$4 real unpacked pattern extract=()
+	local build=$1 out=$2 label=$3 gcov=$4 real unpacked pattern extract=() tree
+	# gcov names the sources by their physical path.
+	tree=$(realpath "$IOU_TREE")
 	real=$(realpath "$build")
 	unpacked=$out/coverage/gcda-$label
 	rm -rf "$unpacked"
@@ -106,12 +108,12 @@ iou_coverage_capture() {
 		--output-file "$out/coverage/$label-all.info" >>"$out/coverage/lcov.log" 2>&1 ||
 		iou_die "lcov --capture failed for $label (log: $out/coverage/lcov.log)"
 	for pattern in "${IOU_COVERAGE_FILES[@]}" "${changed_files[@]}"; do
-		extract+=("$IOU_TREE/$pattern")
+		extract+=("$tree/$pattern")
 	done
 	lcov --quiet --rc lcov_branch_coverage=1 --extract "$out/coverage/$label-all.info" \
 		"${extract[@]}" --output-file "$out/coverage/$label-x.info" >>"$out/coverage/lcov.log" 2>&1
 	lcov --quiet --rc lcov_branch_coverage=1 --remove "$out/coverage/$label-x.info" \
-		"$IOU_TREE/io_uring/tests/*" --output-file "$out/coverage/$label.info" \
+		"$tree/io_uring/tests/*" --output-file "$out/coverage/$label.info" \
 		>>"$out/coverage/lcov.log" 2>&1
 	rm -f "$out/coverage/$label-all.info" "$out/coverage/$label-x.info"
 }
@@ -139,7 +141,7 @@ iou_coverage_report() {
 		--add-tracefile "$out/coverage/selftests.info" \
 		--output-file "$out/coverage/total.info" >>"$out/coverage/lcov.log" 2>&1
 	genhtml --quiet --branch-coverage --show-details --legend \
-		--title "io_uring series: KUnit + selftests" --prefix "$IOU_TREE" \
+		--title "io_uring series: KUnit + selftests" --prefix "$(realpath "$IOU_TREE")" \
 		--output-directory "$out/coverage/html" "$out/coverage/total.info" \
 		>>"$out/coverage/lcov.log" 2>&1 ||
 		iou_die "genhtml failed (log: $out/coverage/lcov.log)"

@@ -179,6 +179,10 @@ def pct(hit, found):
     return f"{int(hit * 1000 / found) / 10:5.1f}"
 
 
+def pcts(hit, found):
+    return f"{pct(hit, found)}%" if found else "-"
+
+
 def ratio(hit, found):
     return f"{hit:>4}/{found:<4} {pct(hit, found)}%" if found else "no data"
 
@@ -229,7 +233,7 @@ def main():
     for path in others:
         lh, lf = total[path].line_stats()
         bh, bf = total[path].branch_stats()
-        cells.append(f"{rel(path):26}{pct(lh, lf)}% {pct(bh, bf)}%")
+        cells.append(f"{rel(path):26}{pcts(lh, lf):>7} {pcts(bh, bf):>6}")
     if cells:
         print(f"  other files ({len(cells)}), lines% branches%:")
         for k in range(0, len(cells), 2):
@@ -251,6 +255,10 @@ def main():
             new = all(n in lines for n in range(first, last + 1))
             rec = total.get(os.path.realpath(path))
             hit, found = rec.line_stats(first, last) if rec else (0, 0)
+            # Of those, the lines the series itself wrote.
+            mine = [n for n in (rec.lines if rec else ()) if n in lines
+                    and first <= n <= last]
+            own = (sum(1 for n in mine if rec.lines[n] > 0), len(mine))
             suites = []
             for _, records in by:
                 r = records.get(os.path.realpath(path))
@@ -258,24 +266,27 @@ def main():
             why = ""
             if not found:
                 why = "file not profiled" if rec is None else "no line records: inlined"
-            rows.append((name, func, first, new, hit, found, suites, why))
+            rows.append((name, func, first, new, hit, found, own, suites, why))
 
     labels = [label for label, _ in by]
     print("functions the series adds (+) or changes (~): the share of their own "
-          "lines run, ! below 90%")
-    head = f"  {'function':28} {'file:line':24} {'lines run':>16}"
+          "lines run, ! below 90%;")
+    print("changed: of those the lines the series wrote; then the share run by "
+          "each suite alone")
+    head = f"  {'function':24} {'file:line':24} {'lines run':>16} {'changed':>8}"
     for label in labels:
         head += f" {label:>9}"
     print(head)
     good = nodata = 0
-    for name, func, first, new, hit, found, suites, why in rows:
+    for name, func, first, new, hit, found, own, suites, why in rows:
         ok = found and hit * 10 >= found * 9
         good += 1 if ok else 0
         nodata += 0 if found else 1
         mark = ("+" if new else "~") + (" " if ok else "!")
-        row = f"{mark}{func:28} {name + ':' + str(first):24} {ratio(hit, found):>16}"
+        row = (f"{mark}{func:24} {name + ':' + str(first):24} {ratio(hit, found):>16}"
+               f" {pcts(*own):>8}")
         for shit, sfound in suites:
-            row += f" {pct(shit, sfound):>8}%"
+            row += f" {pcts(shit, sfound):>9}"
         if why:
             row += f"  ({why})"
         print(row)
