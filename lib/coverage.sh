@@ -100,10 +100,10 @@ iou_coverage_capture() {
 	mkdir -p "$unpacked"
 	tar -xzf "$out/gcov-$label.tar.gz" -C "$unpacked"
 	[ -d "$unpacked$real" ] || iou_die "$label: no .gcda files under $real in the guest's data"
-	find "$build" -name '*.gcda' -delete
-	cp -r "$unpacked$real/." "$build/"
+	find "$real" -name '*.gcda' -delete
+	cp -r "$unpacked$real/." "$real/"
 	rm -rf "$unpacked"
-	lcov --quiet --capture --directory "$build" --gcov-tool "$gcov" \
+	lcov --quiet --capture --directory "$real" --gcov-tool "$gcov" \
 		--rc lcov_branch_coverage=1 --test-name "$label" \
 		--output-file "$out/coverage/$label-all.info" >>"$out/coverage/lcov.log" 2>&1 ||
 		iou_die "lcov --capture failed for $label (log: $out/coverage/lcov.log)"
@@ -111,10 +111,12 @@ iou_coverage_capture() {
 		extract+=("$tree/$pattern")
 	done
 	lcov --quiet --rc lcov_branch_coverage=1 --extract "$out/coverage/$label-all.info" \
-		"${extract[@]}" --output-file "$out/coverage/$label-x.info" >>"$out/coverage/lcov.log" 2>&1
+		"${extract[@]}" --output-file "$out/coverage/$label-x.info" >>"$out/coverage/lcov.log" 2>&1 ||
+		iou_die "lcov --extract failed for $label (log: $out/coverage/lcov.log)"
 	lcov --quiet --rc lcov_branch_coverage=1 --remove "$out/coverage/$label-x.info" \
 		"$tree/io_uring/tests/*" --output-file "$out/coverage/$label.info" \
-		>>"$out/coverage/lcov.log" 2>&1
+		>>"$out/coverage/lcov.log" 2>&1 ||
+		iou_die "lcov --remove failed for $label (log: $out/coverage/lcov.log)"
 	rm -f "$out/coverage/$label-all.info" "$out/coverage/$label-x.info"
 }
 
@@ -139,7 +141,8 @@ iou_coverage_report() {
 	done
 	lcov --quiet --rc lcov_branch_coverage=1 --add-tracefile "$out/coverage/kunit.info" \
 		--add-tracefile "$out/coverage/selftests.info" \
-		--output-file "$out/coverage/total.info" >>"$out/coverage/lcov.log" 2>&1
+		--output-file "$out/coverage/total.info" >>"$out/coverage/lcov.log" 2>&1 ||
+		iou_die "lcov --add-tracefile failed (log: $out/coverage/lcov.log)"
 	genhtml --quiet --branch-coverage --show-details --legend \
 		--title "io_uring series: KUnit + selftests" --prefix "$(realpath "$IOU_TREE")" \
 		--output-directory "$out/coverage/html" "$out/coverage/total.info" \

@@ -238,7 +238,7 @@ def main():
         print(f"  other files ({len(cells)}), lines% branches%:")
         for k in range(0, len(cells), 2):
             print("  " + "   ".join(cells[k:k + 2]))
-    print(f"  {'total':32} {ratio(sums[0], sums[1]):>16} {ratio(sums[2], sums[3]):>16}")
+    print(f"  {'total of these files':32} {ratio(sums[0], sums[1]):>16} {ratio(sums[2], sums[3]):>16}")
     print()
 
     # The functions the series adds or changes.
