@@ -103,8 +103,8 @@ build_config() {
 	local dir=$1 log=$2
 	shift 2
 	cp "$dir/.config.series-check" "$dir/.config"
-	make -s ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
-		make ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
+	make -s -C "$IOU_TREE" ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
+		make -C "$IOU_TREE" ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
 }
 
 # Put the tree and the build directories back as the runners left them.
@@ -133,7 +133,7 @@ for dir in "${build_dirs[@]}"; do
 done
 trap restore_tree EXIT
 
-apply=$IOU_VERSION_DIR/apply
+apply=$IOU_APPLY_DIR
 iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
 iou_git -C "$apply" checkout -q -f --detach pristine
 iou_git -C "$apply" clean -q -fdx

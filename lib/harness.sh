@@ -118,6 +118,8 @@ iou_prepare_host() {
 	IOU_VERSION_DIR=$IOU_CACHE_DIR/linux-source-$IOU_SOURCE_VERSION
 	IOU_TREE=$IOU_VERSION_DIR/tree
 	[ "$IOU_WITH_SERIES" = 1 ] || IOU_TREE+=-pristine
+	# Each tree has its own scratch worktree where the series is applied.
+	IOU_APPLY_DIR=$IOU_TREE-apply
 	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
 }
 
@@ -130,8 +132,15 @@ iou_git() { git -c user.name="$IOU_GIT_NAME" -c user.email="$IOU_GIT_EMAIL" \
 # The unpacked tarball as a git repository whose one commit is tagged
 # "pristine"; the apply and build trees are worktrees of it.
 iou_prepare_pristine() {
-	local repo=$IOU_VERSION_DIR/pristine tmp
+	local repo=$IOU_VERSION_DIR/pristine tmp lock
 	[ -f "$repo/.iou-pristine-done" ] && return 0
+	# The patched and the pristine tree's runners may both get here.
+	exec {lock}>"$IOU_VERSION_DIR/pristine.lock"
+	flock -x "$lock"
+	if [ -f "$repo/.iou-pristine-done" ]; then
+		exec {lock}>&-
+		return 0
+	fi
 	rm -rf "$repo" "$repo.tmp"
 	tmp=$repo.tmp
 	mkdir -p "$tmp"
@@ -147,6 +156,7 @@ iou_prepare_pristine() {
 	)
 	mv "$tmp" "$repo"
 	touch "$repo/.iou-pristine-done"
+	exec {lock}>&-
 }
 
 # Everything that determines the patched tree, as one hash.
@@ -222,8 +232,8 @@ EOF
 # waits: readers then queue behind it instead of starving it.
 iou_prepare_tree() {
 	local stamp=$IOU_TREE.series hash
-	exec {IOU_TREE_LOCK}>"$IOU_VERSION_DIR/lock"
-	exec {IOU_GATE_LOCK}>"$IOU_VERSION_DIR/lock.gate"
+	exec {IOU_TREE_LOCK}>"$IOU_TREE.lock"
+	exec {IOU_GATE_LOCK}>"$IOU_TREE.gate"
 	iou_lock_tree_shared
 	[ -f "$IOU_VERSION_DIR/pristine/.iou-pristine-done" ] && hash=$(iou_series_hash)
 	if [ -d "$IOU_TREE" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${hash:-}" ]; then
@@ -243,7 +253,7 @@ iou_prepare_tree() {
 iou_lock_tree_shared() {
 	flock -x "$IOU_GATE_LOCK"
 	if ! flock -s -n "$IOU_TREE_LOCK"; then
-		iou_log "waiting for another run to release $IOU_VERSION_DIR/lock"
+		iou_log "waiting for another run to release $IOU_TREE.lock"
 		flock -s "$IOU_TREE_LOCK"
 	fi
 	flock -u "$IOU_GATE_LOCK"
@@ -275,7 +285,7 @@ iou_lock_build_dir() {
 }
 
 iou_apply_series() {
-	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_VERSION_DIR/apply
+	local pristine=$IOU_VERSION_DIR/pristine apply=$IOU_APPLY_DIR
 	local patch commit
 	if [ ! -d "$apply" ]; then
 		iou_log "creating the apply worktree $apply"
