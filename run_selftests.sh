@@ -8,6 +8,8 @@ set -euo pipefail
 
 # shellcheck source=lib/harness.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
+# shellcheck source=lib/coverage.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/coverage.sh"
 
 IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
 IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
@@ -41,6 +43,12 @@ Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
+  --coverage       gcov for io_uring/, fs/splice.c, fs/pipe.c and net/ipv4/tcp.c
+                   (kconfig-fragments/coverage, own build directory); the
+                   KUnit suites run at the guest's boot, then the selftests;
+                   lcov's HTML report in coverage/html, and coverage.txt:
+                   lines and branches per file, and the lines run of every
+                   function the series adds or changes, "!" below 90%
   --pristine       boot Debian's 6.12 without patches/ (the tests are still
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
@@ -67,6 +75,7 @@ EOF
 
 mode=run
 debug=0
+coverage=0
 out=""
 extra=()
 while [ $# -gt 0 ]; do
@@ -75,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--bench) mode=bench ;;
 	--debug) debug=1 ;;
+	--coverage) coverage=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--kvm) IOU_KVM=1 ;;
@@ -88,7 +98,13 @@ for path in "${extra[@]}"; do
 	[ -f "$path" ] || iou_die "--run: no such file: $path"
 done
 
+if [ "$coverage" = 1 ]; then
+	[ "$mode" != bench ] || iou_die "--coverage and --bench do not go together"
+	[ "$IOU_WITH_SERIES" = 1 ] || iou_die "--coverage reports on the series: not with --pristine"
+fi
+
 iou_prepare_host
+[ "$coverage" = 0 ] || iou_coverage_prepare
 iou_prepare_tree
 
 fragments=("$IOU_REPO/kconfig-fragments/selftests")
@@ -100,6 +116,12 @@ fi
 if [ "$debug" = 1 ]; then
 	fragments+=("$IOU_REPO/kconfig-fragments/debug")
 	variant+=-debug
+fi
+kmake_args=()
+if [ "$coverage" = 1 ]; then
+	fragments+=("$IOU_REPO/kconfig-fragments/coverage")
+	kmake_args+=("${IOU_COVERAGE_MAKE_ARGS[@]}")
+	variant+=-coverage
 fi
 build+=$variant
 iou_lock_build_dir "$build"
@@ -180,6 +202,7 @@ build_initramfs() {
 		cp "$path" "$rootfs/extra/"
 	done
 	cp "$IOU_REPO/lib/guest-init.sh" "$rootfs/init"
+	[ "$coverage" = 0 ] || iou_coverage_initramfs "$rootfs"
 	chmod 755 "$rootfs/init"
 	echo "$mode" >"$rootfs/iou-mode"
 	while read -r path; do
@@ -197,7 +220,7 @@ build_initramfs() {
 cd "$IOU_TREE"
 configure_guest_kernel
 iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
-	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers
+	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "${kmake_args[@]}"
 rm -rf "$build/kselftest_install"
 iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
 	make -C tools/testing/selftests ARCH=x86_64 O="$build" \
@@ -222,10 +245,17 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
 iou_log "results in $out"
+[ "$coverage" = 0 ] || iou_coverage_extract "$out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
 	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
 else
-	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt"
+	status=0
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt" ||
+		status=$?
+	if [ "$coverage" = 1 ]; then
+		iou_coverage_report "$build" "$out" | tee -a "$out/results.txt"
+	fi
+	exit "$status"
 fi

@@ -36,6 +36,9 @@ fi
 # Keep the kernel's messages off the console while tests print TAP there;
 # the whole kernel log is printed at the end.
 dmesg -n 1
+# A --coverage kernel: the counters of the boot, when the KUnit suites ran,
+# go to the host first; the tests start from zero (lib/guest-gcov.sh).
+[ -x /iou-gcov ] && /iou-gcov kunit
 if [ "$(cat /iou-mode)" = bench ]; then
 	# The benchmarks instead of the tests, each reported like an extra.
 	for prog in /kselftest/io_uring/*_bench; do
@@ -52,6 +55,7 @@ for prog in /extra/*; do
 	(cd /tmp && timeout 600 "$prog")
 	echo "IOU-RUN-END $name rc=$?"
 done
+[ -x /iou-gcov ] && /iou-gcov selftests
 # A debug kernel: look for leaks once the tests are done. kmemleak reports
 # only objects that stayed unreferenced over two scans.
 if [ -w /sys/kernel/debug/kmemleak ]; then
