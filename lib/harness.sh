@@ -255,7 +255,10 @@ iou_prepare_tree() {
 }
 
 iou_lock_tree_shared() {
-	flock -x "$IOU_GATE_LOCK"
+	if ! flock -x -n "$IOU_GATE_LOCK"; then
+		iou_log "waiting behind a run that is changing $IOU_TREE"
+		flock -x "$IOU_GATE_LOCK"
+	fi
 	if ! flock -s -n "$IOU_TREE_LOCK"; then
 		iou_log "waiting for another run to release $IOU_TREE.lock"
 		flock -s "$IOU_TREE_LOCK"
