@@ -10,12 +10,15 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
 # shellcheck source=lib/coverage.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/coverage.sh"
+# shellcheck source=lib/liburing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/liburing.sh"
 
 IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
 IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
 IOU_GUEST_CPUS=${IOU_GUEST_CPUS:-2}
 IOU_KVM=${IOU_KVM:-0}
 IOU_SELFTEST_TARGETS=${IOU_SELFTEST_TARGETS:-io_uring splice}
+IOU_LIBURING_TIMEOUT=${IOU_LIBURING_TIMEOUT:-60}
 
 usage() {
 	cat <<EOF
@@ -52,6 +55,21 @@ Options:
   --pristine       boot Debian's 6.12 without patches/ (the tests are still
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
+  --liburing       run liburing's own test suite instead of the selftests:
+                   Debian's liburing source package (apt-get source, adding a
+                   deb-src entry for the archive of the deb lines if apt has
+                   none) is built on the host (static) into
+                   \$IOU_CACHE_DIR/liburing/,
+                   each test/*.t runs in the guest (exit 0 pass, 77 skip, other
+                   fail; timeout IOU_LIBURING_TIMEOUT; dmesg checked after
+                   each, a splat fails that test) and the last line is
+                   "liburing: N passed, N failed, N skipped". The gate:
+                   with --pristine, every failure must be listed in
+                   lib/liburing-known-failures (with its reason), and the
+                   results become the baseline in the cache; without it, a
+                   test that passed in that baseline must not fail, nor may a
+                   test that is not listed. Run --pristine --liburing first
+                   (the patched run stops early without a baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>,
                    or bench-<date> with --bench)
@@ -63,11 +81,18 @@ More environment:
   IOU_SELFTEST_TARGETS
                    selftest directories to build and run
                    (default "$IOU_SELFTEST_TARGETS")
+  IOU_LIBURING_TIMEOUT
+                   --liburing: seconds each liburing test may run
+                   (default $IOU_LIBURING_TIMEOUT)
 
 Results: console.log (the guest's whole serial console), config.log,
 build.log, selftests-build.log and results.txt (what was printed) in the
 results folder; \$IOU_OUT_DIR/selftests-latest (bench-latest) points at the
-newest one.
+newest one. With --liburing: liburing[-pristine]-<date>/ with console.log,
+liburing-build.log, results.txt and liburing-results.tsv (test, result, exit
+code, seconds); \$IOU_OUT_DIR/liburing-latest points at the newest, and the
+pristine baseline is liburing-results-pristine.tsv in
+\$IOU_CACHE_DIR/linux-source-<version>/.
 
 $(iou_env_help)
 EOF
@@ -76,6 +101,7 @@ EOF
 mode=run
 debug=0
 coverage=0
+liburing=0
 out=""
 extra=()
 while [ $# -gt 0 ]; do
@@ -86,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--debug) debug=1 ;;
 	--coverage) coverage=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
+	--liburing) liburing=1 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--kvm) IOU_KVM=1 ;;
 	--output) out=${2:?--output needs a value}; shift ;;
@@ -97,10 +124,13 @@ done
 for path in "${extra[@]}"; do
 	[ -f "$path" ] || iou_die "--run: no such file: $path"
 done
+[ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
+[ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
 if [ "$coverage" = 1 ]; then
 	[ "$mode" != bench ] || iou_die "--coverage and --bench do not go together"
 	[ "$IOU_WITH_SERIES" = 1 ] || iou_die "--coverage reports on the series: not with --pristine"
+	[ "$liburing" = 0 ] || iou_die "--coverage and --liburing do not go together"
 fi
 
 iou_prepare_host
@@ -124,9 +154,15 @@ if [ "$coverage" = 1 ]; then
 	variant+=-coverage
 fi
 build+=$variant
-iou_lock_build_dir "$build"
 kind=selftests
 [ "$mode" = bench ] && kind=bench
+[ "$liburing" = 0 ] || kind=liburing
+# The pristine results a patched --liburing run is compared with.
+baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}.tsv
+if [ "$liburing" = 1 ] && [ "$IOU_WITH_SERIES" = 1 ] && [ "$mode" = run ] && [ ! -f "$baseline" ]; then
+	iou_die "no pristine liburing results ($baseline): run $0 --pristine --liburing$([ "$debug" = 1 ] && echo " --debug") first"
+fi
+iou_lock_build_dir "$build"
 out=${out:-$IOU_OUT_DIR/$kind$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$kind-latest"
@@ -192,7 +228,11 @@ build_initramfs() {
 	local rootfs=$build/rootfs path name
 	rm -rf "$rootfs"
 	mkdir -p "$rootfs"/{bin,proc,sys,tmp,extra}
-	cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	if [ "$liburing" = 1 ]; then
+		install_liburing_tests "$rootfs/liburing"
+	else
+		cp -a "$build/kselftest_install" "$rootfs/kselftest"
+	fi
 	make -s ARCH=x86_64 O="$build" INSTALL_MOD_PATH="$rootfs" modules_install
 	cp /bin/busybox "$rootfs/bin/busybox"
 	# kselftest's runner needs coreutils' timeout (--foreground).
@@ -209,7 +249,8 @@ build_initramfs() {
 		if [ "$(head -c 4 "$path" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			copy_shared_libs "$rootfs" "$path"
 		fi
-	done < <(find "$rootfs/kselftest" "$rootfs/extra" "$rootfs/usr/bin" -type f -perm -u+x)
+	done < <(find "$rootfs/kselftest" "$rootfs/liburing" "$rootfs/extra" "$rootfs/usr/bin" \
+		-type f -perm -u+x 2>/dev/null)
 	cpio_list "$rootfs" >"$build/initramfs.list"
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" >"$build/initramfs.cpio"
 	for name in "${extra[@]}"; do
@@ -217,14 +258,34 @@ build_initramfs() {
 	done
 }
 
+# liburing's test programs for the guest: /liburing/*.t, the list to run
+# (minus the ones lib/liburing-known-failures excludes) and the timeout.
+install_liburing_tests() {
+	local dir=$1 name
+	cp -a "$IOU_LIBURING_TESTS" "$dir"
+	: >"$dir/iou-tests"
+	for name in "$dir"/*.t; do
+		name=${name##*/}
+		iou_liburing_known | awk -v t="$name" '$1 == t && $2 == "exclude" { found = 1 }
+			END { exit !found }' || echo "$name" >>"$dir/iou-tests"
+	done
+	echo "$IOU_LIBURING_TIMEOUT" >"$dir/iou-timeout"
+}
+
+if [ "$liburing" = 1 ]; then
+	iou_liburing_prepare "$out"
+fi
+
 cd "$IOU_TREE"
 configure_guest_kernel
 iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
 	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "${kmake_args[@]}"
-rm -rf "$build/kselftest_install"
-iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
-	make -C tools/testing/selftests ARCH=x86_64 O="$build" \
-	TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+if [ "$liburing" = 0 ]; then
+	rm -rf "$build/kselftest_install"
+	iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
+		make -C tools/testing/selftests ARCH=x86_64 O="$build" \
+		TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+fi
 build_initramfs
 
 qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
@@ -240,7 +301,8 @@ fi
 iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log)"
 rc=0
 timeout --foreground -k 10 "$IOU_GUEST_TIMEOUT" "${qemu[@]}" </dev/null |
-	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' || rc=${PIPESTATUS[0]}
+	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' |
+	grep --line-buffered -vE '^IOU-LIBURING-(BEGIN|DMESG)' || rc=${PIPESTATUS[0]}
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
@@ -250,7 +312,8 @@ if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
 	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
-else
+	exit
+elif [ "$liburing" = 0 ]; then
 	status=0
 	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt" ||
 		status=$?
@@ -259,3 +322,17 @@ else
 	fi
 	exit "$status"
 fi
+gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
+	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv")
+if [ "$IOU_WITH_SERIES" = 1 ]; then
+	gate+=(--baseline "$baseline")
+fi
+rc=0
+python3 "$IOU_REPO/lib/guest_log.py" liburing "$out/console.log" "${gate[@]}" |
+	tee "$out/results.txt" || rc=$?
+# A finished pristine run becomes the baseline of the patched runs.
+if [ "$IOU_WITH_SERIES" != 1 ] && grep -q IOU-GUEST-DONE "$out/console.log"; then
+	cp "$out/liburing-results.tsv" "$baseline"
+	iou_log "baseline for the patched --liburing runs: $baseline"
+fi
+exit "$rc"

@@ -26,8 +26,13 @@ hostname iou-guest
 echo "IOU-GUEST-START $(uname -r)"
 
 if [ "$(cat /iou-mode)" = shell ]; then
-	cd /kselftest || exit
-	echo "kselftests are in /kselftest: ./run_kselftest.sh [-t io_uring:splice_tee]"
+	if [ -d /liburing ]; then
+		cd /liburing || exit
+		echo "liburing's tests are in /liburing: ./nop.t; the list run is iou-tests"
+	else
+		cd /kselftest || exit
+		echo "kselftests are in /kselftest: ./run_kselftest.sh [-t io_uring:splice_tee]"
+	fi
 	echo "extra programs (--run) are in /extra; exit powers the guest off"
 	setsid cttyhack sh -l
 	reboot -f
@@ -39,7 +44,36 @@ dmesg -n 1
 # A --coverage kernel: the counters of the boot, when the KUnit suites ran,
 # go to the host first; the tests start from zero (lib/guest-gcov.sh).
 [ -x /iou-gcov ] && /iou-gcov kunit
-if [ "$(cat /iou-mode)" = bench ]; then
+
+# liburing's tests the way its runtests.sh runs them (from their folder, which
+# holds exec-target.t): exit 0 pass, 77 skip, other fail, 124 timed out. The
+# kernel's messages since the previous test follow each one, so that the host
+# pins a splat on the test that caused it.
+run_liburing() {
+	local limit name start end rc
+	limit=$(cat iou-timeout)
+	echo "IOU-LIBURING-DMESG-BEGIN (boot)"
+	dmesg -c
+	echo "IOU-LIBURING-DMESG-END"
+	while read -r name; do
+		echo "IOU-LIBURING-BEGIN $name"
+		echo "iou: liburing test $name" >/dev/kmsg
+		start=$(cut -d' ' -f1 /proc/uptime)
+		/usr/bin/timeout -s INT -k 10 "$limit" "./$name" </dev/null 2>&1
+		rc=$?
+		end=$(cut -d' ' -f1 /proc/uptime)
+		# On a line of its own even if the test's output did not end one.
+		echo
+		echo "IOU-LIBURING-END $name rc=$rc secs=$(awk "BEGIN { print $end - $start }")"
+		echo "IOU-LIBURING-DMESG-BEGIN $name"
+		dmesg -c
+		echo "IOU-LIBURING-DMESG-END"
+	done <iou-tests
+}
+
+if [ -d /liburing ]; then
+	cd /liburing && run_liburing
+elif [ "$(cat /iou-mode)" = bench ]; then
 	# The benchmarks instead of the tests, each reported like an extra.
 	for prog in /kselftest/io_uring/*_bench; do
 		[ -x "$prog" ] && ln -s "$prog" /extra/

@@ -11,7 +11,18 @@ the results of extra programs run with --run.
                                missing end marker
   guest_log.py bench LOG       the same for a --bench run, whose programs
                                are the benchmarks; ends "bench: ..."
+  guest_log.py liburing LOG --known FILE --results TSV [--baseline TSV]
+               [--timeout SECS] [--version VER]
+                               run_selftests.sh --liburing: each liburing
+                               test's result (a splat in the kernel messages
+                               after a test fails it), the gate, and
+                               "liburing: N passed, N failed, N skipped";
+                               writes the results to TSV. The gate fails on a
+                               failure that --known does not list and, with
+                               --baseline (a pristine run's TSV), on a test
+                               that passed there and fails here
 """
+import argparse
 import re
 import sys
 
@@ -39,11 +50,17 @@ def read_lines(path):
         return [line.rstrip("\r\n").replace("\r", "") for line in log]
 
 
+# A user program's fault that the kernel logs (show_unhandled_signals):
+# "traps: prog[123] general protection fault ip:... error:0 in ...". The
+# program's exit status reports it; it is not a kernel splat.
+USER_TRAP = re.compile(r"traps: \S+\[\d+\] ")
+
+
 def splat_reports(lines, context=30):
     """Each splat with the lines that follow it, up to its end marker."""
     report, until = [], -1
     for i, line in enumerate(lines):
-        if SPLAT.search(line) and i > until:
+        if SPLAT.search(line) and i > until and not USER_TRAP.search(line):
             until = i + context
             report.append("----")
         if i <= until:
@@ -109,7 +126,191 @@ def selftests(lines, label="selftests"):
     return ok
 
 
+LB_BEGIN = re.compile(r"^IOU-LIBURING-BEGIN (\S+)")
+LB_END = re.compile(r"IOU-LIBURING-END (\S+) rc=(\d+) secs=(\S+)")
+LB_DMESG_BEGIN = re.compile(r"^IOU-LIBURING-DMESG-BEGIN (.*)")
+LB_DMESG_END = "IOU-LIBURING-DMESG-END"
+# Exit codes of timeout(1): the test ran out of time (SIGINT, then SIGKILL).
+TIMED_OUT = (124, 137)
+KNOWN_KINDS = ("fail", "flaky", "exclude")
+
+
+def read_known(path):
+    """lib/liburing-known-failures: "test kind reason..." per line, kind
+    "fail" (fails on pristine 6.12 too), "flaky" (fails now and then on
+    any kernel) or "exclude" (not run)."""
+    known = {}
+    with open(path) as f:
+        for num, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 2)
+            if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
+                sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
+                         "reason\"")
+            known[parts[0]] = (parts[1], parts[2])
+    return known
+
+
+def read_results(path):
+    results, version = {}, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# liburing "):
+                version = line.split()[2]
+            if line.startswith("#") or not line.strip():
+                continue
+            name, result, _ = line.split("\t", 2)
+            results[name] = result
+    return results, version
+
+
+def liburing_tests(lines):
+    """Per test: name, exit code (None if it never ended), seconds, its
+    output and its kernel messages; plus the log lines outside any test
+    (boot, the final dmesg and kmemleak reports)."""
+    tests, outside, cur, section = [], [], None, None
+    for line in lines:
+        begin = LB_BEGIN.match(line)
+        if begin:
+            cur = {"name": begin.group(1), "rc": None, "secs": None,
+                   "out": [], "dmesg": []}
+            tests.append(cur)
+            section = "out"
+            continue
+        end = LB_END.search(line)
+        if end and cur is not None and section == "out":
+            head = line[:end.start()]
+            if head:
+                cur["out"].append(head)
+            cur["rc"], cur["secs"] = int(end.group(2)), float(end.group(3))
+            while cur["out"] and not cur["out"][-1].strip():
+                cur["out"].pop()
+            section = None
+            continue
+        dmesg = LB_DMESG_BEGIN.match(line)
+        if dmesg:
+            section = "dmesg" if cur and dmesg.group(1) == cur["name"] \
+                else "boot"
+            continue
+        if line == LB_DMESG_END:
+            section = None
+            continue
+        if section == "out":
+            cur["out"].append(line)
+        elif section == "dmesg":
+            cur["dmesg"].append(line)
+        else:
+            outside.append(line)
+    return tests, outside
+
+
+def liburing(lines, args):
+    known = read_known(args.known)
+    baseline, base_version = {}, None
+    if args.baseline:
+        baseline, base_version = read_results(args.baseline)
+        if args.version and base_version and base_version != args.version:
+            print(f"  the baseline is liburing {base_version}, this run "
+                  f"{args.version}: rerun --pristine --liburing")
+            return False
+    tests, outside = liburing_tests(lines)
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    gate = []
+    rows = []
+    for t in tests:
+        name, rc = t["name"], t["rc"]
+        splats = splat_reports(t["dmesg"] + (t["out"] if rc is None else []))
+        if rc is None:
+            result, why = "fail", "did not finish (the guest died or hung)"
+        elif splats:
+            result, why = "fail", f"kernel splat (exit {rc})"
+        elif rc in TIMED_OUT:
+            result, why = "fail", f"timed out after {args.timeout}s"
+        elif rc == 0:
+            result, why = "pass", ""
+        elif rc == 77:
+            result, why = "skip", ""
+        else:
+            result, why = "fail", f"exit {rc}"
+        counts[result] += 1
+        rows.append((name, result, rc, t["secs"]))
+        note = ""
+        if result == "fail":
+            kind, reason = known.get(name, (None, None))
+            if splats:
+                note = "SPLAT: a kernel bug whatever the test says"
+                gate.append(f"{name}: kernel splat")
+            elif kind == "flaky":
+                note = f"known flaky: {reason}"
+            elif baseline.get(name) == "pass":
+                note = "REGRESSION: passed on pristine"
+                gate.append(f"{name}: passed on pristine, fails here ({why})")
+            elif kind == "fail":
+                note = f"known: {reason}"
+            else:
+                note = "NEW: not in " + args.known.split("/")[-1]
+                gate.append(f"{name}: fails ({why}) and is not a known "
+                            "failure")
+        elif name in known and known[name][0] == "fail":
+            note = "known failure passed this time"
+        secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
+        detail = f"{why}{secs}".lstrip(", ")
+        print(f"  {result.upper():4} {name} ({detail})"
+              + (f" [{note}]" if note else ""))
+        if result == "fail":
+            for out in t["out"][-15:]:
+                print("       | " + out)
+            for line in splats:
+                print("       ! " + line)
+    ran = {t["name"] for t in tests}
+    excluded = sorted(n for n, (k, _) in known.items() if k == "exclude")
+    for name in excluded:
+        print(f"  EXCL {name} [not run: {known[name][1]}]")
+    found = splat_reports(outside)
+    if found:
+        counts["fail"] += 1
+        gate.append("kernel log outside the tests: splats")
+        print("  FAIL kernel log: splats outside the tests")
+        for line in found:
+            print("       | " + line)
+    if not any(GUEST_DONE in line for line in lines):
+        counts["fail"] += 1
+        gate.append("the guest run did not finish")
+        print("  FAIL guest run: did not finish (panic, hang or timeout)")
+    if not tests:
+        gate.append("no liburing test ran")
+    with open(args.results, "w") as f:
+        f.write(f"# liburing {args.version or '?'}\n")
+        f.write("# test\tresult\texit\tseconds\n")
+        for name, result, rc, secs in rows:
+            f.write(f"{name}\t{result}\t{'' if rc is None else rc}\t"
+                    f"{'' if secs is None else secs}\n")
+    total = sum(t["secs"] or 0 for t in tests)
+    print(f"  ({len(ran)} tests run in {total:.0f}s, {len(excluded)} excluded;"
+          f" results: {args.results})")
+    if args.baseline:
+        print(f"  gate: compared with {args.baseline}")
+    for problem in gate:
+        print(f"  gate: {problem}")
+    print("  gate: " + ("FAILED" if gate else "passed"))
+    print(f"liburing: {counts['pass']} passed, {counts['fail']} failed, "
+          f"{counts['skip']} skipped")
+    return not gate
+
+
 def main(argv):
+    if len(argv) >= 3 and argv[1] == "liburing":
+        parser = argparse.ArgumentParser(prog="guest_log.py liburing")
+        parser.add_argument("log")
+        parser.add_argument("--known", required=True)
+        parser.add_argument("--results", required=True)
+        parser.add_argument("--baseline")
+        parser.add_argument("--timeout", default="?")
+        parser.add_argument("--version")
+        args = parser.parse_args(argv[2:])
+        return 0 if liburing(read_lines(args.log), args) else 1
     if len(argv) != 3 or argv[1] not in ("splats", "selftests", "bench"):
         sys.exit(__doc__)
     lines = read_lines(argv[2])
