@@ -103,8 +103,8 @@ build_config() {
 	local dir=$1 log=$2
 	shift 2
 	cp "$dir/.config.series-check" "$dir/.config"
-	make -s ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
-		make ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
+	make -s -C "$IOU_TREE" ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
+		make -C "$IOU_TREE" ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
 }
 
 # Put the tree and the build directories back as the runners left them.

@@ -15,14 +15,15 @@ Usage: $0 [options]
 
 Fills docs/cover-letter.in from the newest results folders in \$IOU_OUT_DIR
 (kunit-*, kunit-debug-*, selftests-*, selftests-debug-*, selftests-pristine-*,
-bench-*, liburing-*, selftests-coverage-*) and writes
+bench-*, liburing-*, liburing-pristine-*, selftests-coverage-*) and writes
 patches/0000-cover-letter.patch (subject, text, shortlog, diffstat,
 base-commit). Each figure names the folder it came from.
 
 Options:
   --run            first run everything that produces a figure:
                    ./run_kunit.sh [--debug], ./run_selftests.sh [--debug]
-                   [--pristine] [--bench] [--coverage] [--liburing]
+                   [--pristine] [--bench] [--coverage], then
+                   --pristine --liburing and --liburing
   --allow-missing  write the letter even if some results are missing (they
                    show as "not measured"); without it that is an error
   -h, --help       this text
@@ -48,8 +49,8 @@ if [ "$run" = 1 ]; then
 		# shellcheck disable=SC2086 # $args is one option or none
 		"$IOU_REPO/run_kunit.sh" $args
 	done
-	for args in "" --debug --pristine --bench --coverage --liburing; do
-		# shellcheck disable=SC2086 # $args is one option or none
+	for args in "" --debug --pristine --bench --coverage "--pristine --liburing" --liburing; do
+		# shellcheck disable=SC2086 # $args: options, split on purpose
 		"$IOU_REPO/run_selftests.sh" $args
 	done
 fi

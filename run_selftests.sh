@@ -8,6 +8,8 @@ set -euo pipefail
 
 # shellcheck source=lib/harness.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
+# shellcheck source=lib/coverage.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/coverage.sh"
 # shellcheck source=lib/liburing.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/liburing.sh"
 
@@ -44,6 +46,12 @@ Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
+  --coverage       gcov for io_uring/, fs/splice.c, fs/pipe.c and net/ipv4/tcp.c
+                   (kconfig-fragments/coverage, own build directory); the
+                   KUnit suites run at the guest's boot, then the selftests;
+                   lcov's HTML report in coverage/html, and coverage.txt:
+                   lines and branches per file, and the lines run of every
+                   function the series adds or changes, "!" below 90%
   --pristine       boot Debian's 6.12 without patches/ (the tests are still
                    added), built in its own tree and build directory: today's
                    behaviour, to compare with the series
@@ -92,6 +100,7 @@ EOF
 
 mode=run
 debug=0
+coverage=0
 liburing=0
 out=""
 extra=()
@@ -101,6 +110,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--bench) mode=bench ;;
 	--debug) debug=1 ;;
+	--coverage) coverage=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
 	--liburing) liburing=1 ;;
 	--timeout) IOU_GUEST_TIMEOUT=${2:?--timeout needs a value}; shift ;;
@@ -117,7 +127,14 @@ done
 [ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
 [ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
+if [ "$coverage" = 1 ]; then
+	[ "$mode" != bench ] || iou_die "--coverage and --bench do not go together"
+	[ "$IOU_WITH_SERIES" = 1 ] || iou_die "--coverage reports on the series: not with --pristine"
+	[ "$liburing" = 0 ] || iou_die "--coverage and --liburing do not go together"
+fi
+
 iou_prepare_host
+[ "$coverage" = 0 ] || iou_coverage_prepare
 iou_prepare_tree
 
 fragments=("$IOU_REPO/kconfig-fragments/selftests")
@@ -129,6 +146,12 @@ fi
 if [ "$debug" = 1 ]; then
 	fragments+=("$IOU_REPO/kconfig-fragments/debug")
 	variant+=-debug
+fi
+kmake_args=()
+if [ "$coverage" = 1 ]; then
+	fragments+=("$IOU_REPO/kconfig-fragments/coverage")
+	kmake_args+=("${IOU_COVERAGE_MAKE_ARGS[@]}")
+	variant+=-coverage
 fi
 build+=$variant
 kind=selftests
@@ -219,6 +242,7 @@ build_initramfs() {
 		cp "$path" "$rootfs/extra/"
 	done
 	cp "$IOU_REPO/lib/guest-init.sh" "$rootfs/init"
+	[ "$coverage" = 0 ] || iou_coverage_initramfs "$rootfs"
 	chmod 755 "$rootfs/init"
 	echo "$mode" >"$rootfs/iou-mode"
 	while read -r path; do
@@ -255,7 +279,7 @@ fi
 cd "$IOU_TREE"
 configure_guest_kernel
 iou_run_logged "building the guest kernel (a cold build takes ~6 min on 2 cores)" \
-	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers
+	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "${kmake_args[@]}"
 if [ "$liburing" = 0 ]; then
 	rm -rf "$build/kselftest_install"
 	iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
@@ -283,14 +307,20 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	iou_log "the guest timed out after ${IOU_GUEST_TIMEOUT}s"
 fi
 iou_log "results in $out"
+[ "$coverage" = 0 ] || iou_coverage_extract "$out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
 	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
 	exit
 elif [ "$liburing" = 0 ]; then
-	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt"
-	exit
+	status=0
+	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" | tee "$out/results.txt" ||
+		status=$?
+	if [ "$coverage" = 1 ]; then
+		iou_coverage_report "$build" "$out" | tee -a "$out/results.txt"
+	fi
+	exit "$status"
 fi
 gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
 	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv")

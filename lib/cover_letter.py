@@ -100,6 +100,8 @@ def main(argv):
         "SELFTESTS_PRISTINE_TOTALS": totals(out_dir, "selftests-pristine-2*",
                                             "results.txt", "selftests:"),
         "LIBURING_TOTALS": totals(out_dir, "liburing-2*", "results.txt", "liburing:"),
+        "LIBURING_PRISTINE_TOTALS": totals(out_dir, "liburing-pristine-2*", "results.txt",
+                                           "liburing:"),
         "COVERAGE": coverage(out_dir),
         "MAN_PAGE": man_page(repo),
     }

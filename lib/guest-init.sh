@@ -41,6 +41,9 @@ fi
 # Keep the kernel's messages off the console while tests print TAP there;
 # the whole kernel log is printed at the end.
 dmesg -n 1
+# A --coverage kernel: the counters of the boot, when the KUnit suites ran,
+# go to the host first; the tests start from zero (lib/guest-gcov.sh).
+[ -x /iou-gcov ] && /iou-gcov kunit
 
 # liburing's tests the way its runtests.sh runs them (from their folder, which
 # holds exec-target.t): exit 0 pass, 77 skip, other fail, 124 timed out. The
@@ -92,6 +95,7 @@ for prog in /extra/*; do
 	(cd /tmp && timeout 600 "$prog")
 	echo "IOU-RUN-END $name rc=$?"
 done
+[ -x /iou-gcov ] && /iou-gcov selftests
 # A debug kernel: look for leaks once the tests are done. kmemleak reports
 # only objects that stayed unreferenced over two scans.
 if [ -w /sys/kernel/debug/kmemleak ]; then

@@ -247,11 +247,18 @@ iou_prepare_tree() {
 		iou_apply_series
 		echo "$hash" >"$stamp"
 	fi
-	iou_lock_tree_shared
+	# Down to shared before the gate goes: taking the gate again here, with
+	# the tree held exclusively, would deadlock against a writer that holds
+	# the gate and waits for the tree.
+	flock -s "$IOU_TREE_LOCK"
+	flock -u "$IOU_GATE_LOCK"
 }
 
 iou_lock_tree_shared() {
-	flock -x "$IOU_GATE_LOCK"
+	if ! flock -x -n "$IOU_GATE_LOCK"; then
+		iou_log "waiting behind a run that is changing $IOU_TREE"
+		flock -x "$IOU_GATE_LOCK"
+	fi
 	if ! flock -s -n "$IOU_TREE_LOCK"; then
 		iou_log "waiting for another run to release $IOU_TREE.lock"
 		flock -s "$IOU_TREE_LOCK"
@@ -261,7 +268,9 @@ iou_lock_tree_shared() {
 
 # From shared to exclusive: the shared lock goes first, since holding it while
 # queueing at the gate could deadlock with a writer queued there. The tree may
-# change meanwhile; callers look at it again once they hold the lock.
+# change meanwhile; callers look at it again once they hold the lock. The gate
+# stays held until the caller is done (or exits), so that it never has to be
+# taken while the tree is held.
 iou_lock_tree_exclusive() {
 	flock -u "$IOU_TREE_LOCK"
 	flock -x "$IOU_GATE_LOCK"
@@ -269,7 +278,6 @@ iou_lock_tree_exclusive() {
 		iou_log "waiting for other runs to finish with $IOU_TREE"
 		flock -x "$IOU_TREE_LOCK"
 	fi
-	flock -u "$IOU_GATE_LOCK"
 }
 
 # Two runners may share the tree but not a build directory: take it for the

@@ -9,8 +9,10 @@
  *   - the input, splice_fd_in (a table index with SPLICE_F_FD_IN_FIXED in
  *     splice_flags), in io_splice()/io_tee() themselves, through
  *     io_file_get_fixed() under ->uring_lock, i.e. also at issue time.
- * Both opcodes are always punted to io-wq (REQ_F_FORCE_ASYNC), and a
- * linked request is issued only once the one before it has completed.  So
+ * 6.12 punts both opcodes to io-wq (REQ_F_FORCE_ASYNC); with the inline
+ * splice series they are tried in the submitter first and punted when they
+ * would wait, and the input is looked up again in the worker. Either way a
+ * linked request is issued only once the one before it has completed, so
  * a request queued behind a blocked one sees the table as it is when it
  * finally runs: an emptied slot gives -EBADF and a replaced slot gives the
  * new file, never the one that was there at submission time.

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * IORING_OP_IOCTL helpers shared by ioctl_ops and ioctl_bench: opcode
+ * probe, SQE preparation, ioctl(2) returning -errno and a count of this
+ * process's io-wq workers.  They return -errno and never use the
+ * kselftest harness, so the benchmark can use them too.
+ */
+#ifndef __IOCTL_HELPERS_H
+#define __IOCTL_HELPERS_H
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "iou_helpers.h"
+
+/* The documented uAPI: ioctl_arg aliases off, ioctl_cmd aliases len. */
+static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_arg) == 8,
+	      "sqe->ioctl_arg must be at offset 8");
+static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_cmd) == 24,
+	      "sqe->ioctl_cmd must be at offset 24");
+static_assert(IORING_OP_IOCTL == 58, "IORING_OP_IOCTL must be 58");
+
+/* Pointer as carried in sqe->ioctl_arg. */
+#define IOCTL_PTR(p)	((__u64)(uintptr_t)(p))
+
+/* 1 if the kernel reports @op as supported, 0 if not, or -errno. */
+static inline int iou_probe_op(struct iou_ring *ring, unsigned int op)
+{
+	const unsigned int nr = 256;
+	struct io_uring_probe *p;
+	int ret;
+
+	/* the kernel wants the whole buffer zeroed */
+	p = calloc(1, sizeof(*p) + nr * sizeof(p->ops[0]));
+	if (!p)
+		return -ENOMEM;
+	ret = iou_sys_register(ring->fd, IORING_REGISTER_PROBE, p, nr);
+	if (!ret)
+		ret = op <= p->last_op && op < p->ops_len &&
+		      (p->ops[op].flags & IO_URING_OP_SUPPORTED);
+	free(p);
+	return ret;
+}
+
+static inline void iou_prep_ioctl(struct io_uring_sqe *sqe, int fd,
+				  unsigned int cmd, __u64 arg)
+{
+	sqe->opcode = IORING_OP_IOCTL;
+	sqe->fd = fd;
+	sqe->ioctl_cmd = cmd;
+	sqe->ioctl_arg = arg;
+}
+
+/* ioctl(2): its return value, or -errno. */
+static inline int sys_ioctl(int fd, unsigned int cmd, __u64 arg)
+{
+	int ret = ioctl(fd, cmd, (void *)(uintptr_t)arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * io-wq workers of this process: they are its threads, named
+ * "iou-wrk-<pid>".  Returns the count or -errno.
+ */
+static inline int iou_count_io_workers(void)
+{
+	char path[300], comm[32];
+	struct dirent *de;
+	int n = 0, fd;
+	ssize_t len;
+	DIR *dir;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* the thread just exited */
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+#endif /* __IOCTL_HELPERS_H */
