@@ -285,6 +285,11 @@ if [ "$liburing" = 0 ]; then
 	iou_run_logged "building the selftests: $IOU_SELFTEST_TARGETS" "$out/selftests-build.log" \
 		make -C tools/testing/selftests ARCH=x86_64 O="$build" \
 		TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
+	# kselftest's make goes on past a target that fails to build; don't.
+	if grep -qE ': error: |\*\*\* ' "$out/selftests-build.log"; then
+		grep -E ': error: |\*\*\* ' "$out/selftests-build.log" | head -n 5 >&2
+		iou_die "a selftest did not build (log: $out/selftests-build.log)"
+	fi
 fi
 build_initramfs
 

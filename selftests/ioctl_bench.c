@@ -156,7 +156,7 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 	for (i = 0; i < DEPTH; i++) {
 		sqe = &ring->sqes[i];
 		memset(sqe, 0, sizeof(*sqe));
-		if (opcode == IORING_OP_IOCTL)
+		if (opcode == IOU_OP_IOCTL)
 			iou_prep_ioctl(sqe, fd, FIONREAD, IOCTL_PTR(&vals[i]));
 		else
 			sqe->opcode = opcode;
@@ -178,7 +178,7 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 		for (i = 0; i < DEPTH; i++) {
 			if (iou_peek_cqe(ring, &cqe))
 				return -EIO;
-			if (opcode == IORING_OP_IOCTL)
+			if (opcode == IOU_OP_IOCTL)
 				check(cqe.res, vals[cqe.user_data], want);
 			else
 				check(cqe.res, 0, 0);
@@ -232,10 +232,10 @@ int main(int argc, char **argv)
 		printf("SKIP: io_uring_setup: %s\n", strerror(-ret));
 		return KSFT_SKIP;
 	}
-	ret = iou_probe_op(&ring, IORING_OP_IOCTL);
+	ret = iou_probe_op(&ring, IOU_OP_IOCTL);
 	if (ret <= 0) {
 		printf("SKIP: IORING_OP_IOCTL (%d) not supported (%s)\n",
-		       IORING_OP_IOCTL, ret ? strerror(-ret) : "probe");
+		       IOU_OP_IOCTL, ret ? strerror(-ret) : "probe");
 		return KSFT_SKIP;
 	}
 
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 			rows[nrows] = (struct row){ files[f],
 						    "ring 32, fixed, prefill" };
 			ret = bench_ring_prefilled(&rows[nrows++], &ring,
-						   IORING_OP_IOCTL, slot,
+						   IOU_OP_IOCTL, slot,
 						   IOSQE_FIXED_FILE, want[f]);
 		}
 		if (ret) {

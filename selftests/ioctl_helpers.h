@@ -21,12 +21,25 @@
 
 #include "iou_helpers.h"
 
+#ifdef IOU_HAVE_IOCTL_UAPI	/* the Makefile found it in the headers */
 /* The documented uAPI: ioctl_arg aliases off, ioctl_cmd aliases len. */
 static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_arg) == 8,
 	      "sqe->ioctl_arg must be at offset 8");
 static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_cmd) == 24,
 	      "sqe->ioctl_cmd must be at offset 24");
 static_assert(IORING_OP_IOCTL == 58, "IORING_OP_IOCTL must be 58");
+#define IOU_OP_IOCTL		IORING_OP_IOCTL
+#define IOU_SQE_IOCTL_CMD(sqe)	((sqe)->ioctl_cmd)
+#define IOU_SQE_IOCTL_ARG(sqe)	((sqe)->ioctl_arg)
+#else
+/*
+ * Headers of a kernel without the series (the --pristine run): the same
+ * places by their old names, so that the programs build and then skip.
+ */
+#define IOU_OP_IOCTL		58
+#define IOU_SQE_IOCTL_CMD(sqe)	((sqe)->len)
+#define IOU_SQE_IOCTL_ARG(sqe)	((sqe)->off)
+#endif
 
 /* Pointer as carried in sqe->ioctl_arg. */
 #define IOCTL_PTR(p)	((__u64)(uintptr_t)(p))
@@ -53,10 +66,10 @@ static inline int iou_probe_op(struct iou_ring *ring, unsigned int op)
 static inline void iou_prep_ioctl(struct io_uring_sqe *sqe, int fd,
 				  unsigned int cmd, __u64 arg)
 {
-	sqe->opcode = IORING_OP_IOCTL;
+	sqe->opcode = IOU_OP_IOCTL;
 	sqe->fd = fd;
-	sqe->ioctl_cmd = cmd;
-	sqe->ioctl_arg = arg;
+	IOU_SQE_IOCTL_CMD(sqe) = cmd;
+	IOU_SQE_IOCTL_ARG(sqe) = arg;
 }
 
 /* ioctl(2): its return value, or -errno. */

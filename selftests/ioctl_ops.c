@@ -113,12 +113,12 @@ static bool setup_ioctl_ring(struct __test_metadata *_metadata,
 	if (ret == -EPERM)
 		SKIP(return false, "io_uring disabled (kernel.io_uring_disabled?)");
 	ASSERT_EQ(0, ret);
-	ret = iou_probe_op(ring, IORING_OP_IOCTL);
+	ret = iou_probe_op(ring, IOU_OP_IOCTL);
 	ASSERT_LE(0, ret);
 	if (!ret)
 		SKIP(return false,
 		     "IORING_OP_IOCTL (%d) not reported by IORING_REGISTER_PROBE",
-		     IORING_OP_IOCTL);
+		     IOU_OP_IOCTL);
 	return true;
 }
 
@@ -1248,7 +1248,7 @@ TEST_F(ioctl, links)
 			sqe = next_sqe(_metadata, &self->ring, 1);
 			iou_prep_ioctl(sqe, p[0], FIONREAD, IOCTL_PTR(&a1));
 			if (i == 0)
-				sqe->ioctl_cmd = FIOCLEX;
+				IOU_SQE_IOCTL_CMD(sqe) = FIOCLEX;
 			if (i == 1)
 				sqe->fd = self->ring.fd;
 			if (i == 2)
@@ -1256,7 +1256,7 @@ TEST_F(ioctl, links)
 			if (i == 3)
 				sqe->addr = 1;
 			if (i == 4)
-				sqe->ioctl_arg = 0;
+				IOU_SQE_IOCTL_ARG(sqe) = 0;
 			sqe->flags = self->flags | IOSQE_IO_LINK;
 			sqe = next_sqe(_metadata, &self->ring, 2);
 			iou_prep_ioctl(sqe, p[0], FIONREAD, IOCTL_PTR(&a2));
@@ -1668,7 +1668,7 @@ TEST_F(ioctl_ring, restrictions)
 	};
 	struct io_uring_restriction res_ioctl = {
 		.opcode = IORING_RESTRICTION_SQE_OP,
-		.sqe_op = IORING_OP_IOCTL,
+		.sqe_op = IOU_OP_IOCTL,
 	};
 	struct io_uring_sqe *sqe;
 	struct iou_ring ring;
