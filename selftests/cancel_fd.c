@@ -35,6 +35,7 @@ FIXTURE(cancel_fd) {
 FIXTURE_SETUP(cancel_fd)
 {
 	int ret = iou_setup(&self->ring, 8, 0);
+	int slots[2] = { -1, -1 };
 
 	if (ret == -ENOSYS || ret == -EPERM)
 		SKIP(return, "io_uring unavailable: %s", strerror(-ret));
@@ -42,7 +43,8 @@ FIXTURE_SETUP(cancel_fd)
 	ASSERT_EQ(0, pipe(self->a));
 	ASSERT_EQ(0, pipe(self->b));
 	/* slot 0: B's write end, slot 1: empty */
-	ASSERT_EQ(0, iou_register_files(&self->ring, (int[]){ self->b[1], -1 }, 2));
+	slots[0] = self->b[1];
+	ASSERT_EQ(0, iou_register_files(&self->ring, slots, 2));
 }
 
 FIXTURE_TEARDOWN(cancel_fd)

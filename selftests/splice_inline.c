@@ -360,21 +360,59 @@ FIXTURE_VARIANT(inline_path) {
 	bool nonblock_fds;
 };
 
-#define PATH_VARIANTS(_name, _in, _out, _tee)				\
-	FIXTURE_VARIANT_ADD(inline_path, _name) {			\
-		.in = _in, .out = _out, .tee = _tee,			\
-	};								\
-	FIXTURE_VARIANT_ADD(inline_path, _name##_nonblock) {		\
-		.in = _in, .out = _out, .tee = _tee,			\
-		.nonblock_fds = true,					\
-	}
+FIXTURE_VARIANT_ADD(inline_path, pipe_pipe) {
+	.in = END_PIPE, .out = END_PIPE, .tee = false,
+};
 
-PATH_VARIANTS(pipe_pipe, END_PIPE, END_PIPE, false);
-PATH_VARIANTS(tee, END_PIPE, END_PIPE, true);
-PATH_VARIANTS(pipe_unix, END_PIPE, END_UNIX, false);
-PATH_VARIANTS(unix_pipe, END_UNIX, END_PIPE, false);
-PATH_VARIANTS(pipe_tcp, END_PIPE, END_TCP, false);
-PATH_VARIANTS(tcp_pipe, END_TCP, END_PIPE, false);
+FIXTURE_VARIANT_ADD(inline_path, pipe_pipe_nonblock) {
+	.in = END_PIPE, .out = END_PIPE, .tee = false,
+	.nonblock_fds = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, tee) {
+	.in = END_PIPE, .out = END_PIPE, .tee = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, tee_nonblock) {
+	.in = END_PIPE, .out = END_PIPE, .tee = true,
+	.nonblock_fds = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, pipe_unix) {
+	.in = END_PIPE, .out = END_UNIX, .tee = false,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, pipe_unix_nonblock) {
+	.in = END_PIPE, .out = END_UNIX, .tee = false,
+	.nonblock_fds = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, unix_pipe) {
+	.in = END_UNIX, .out = END_PIPE, .tee = false,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, unix_pipe_nonblock) {
+	.in = END_UNIX, .out = END_PIPE, .tee = false,
+	.nonblock_fds = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, pipe_tcp) {
+	.in = END_PIPE, .out = END_TCP, .tee = false,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, pipe_tcp_nonblock) {
+	.in = END_PIPE, .out = END_TCP, .tee = false,
+	.nonblock_fds = true,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, tcp_pipe) {
+	.in = END_TCP, .out = END_PIPE, .tee = false,
+};
+
+FIXTURE_VARIANT_ADD(inline_path, tcp_pipe_nonblock) {
+	.in = END_TCP, .out = END_PIPE, .tee = false,
+	.nonblock_fds = true,
+};
 
 FIXTURE_SETUP(inline_path)
 {
@@ -1391,6 +1429,7 @@ static void run_chain(struct __test_metadata *_metadata, bool socket)
 	uint64_t moved[2] = { 0, 0 }, asked[2] = { 0, 0 }, count[2] = { 0, 0 };
 	uint64_t nasync = 0, nfixed = 0, avail, promised = 0;
 	unsigned int inflight[2] = { 0, 0 }, len, hop, i;
+	unsigned int max_workers[2] = { 0, 4 * CHAIN_DEPTH };	/* bound, unbound */
 	bool stopped = false, known;
 	int ret, fds[4], slot_in[2], slot_out[2], near_in[2], near_out[2];
 	long long t0 = iou_now_ms(), tw, longest = 0, nslow = 0;
@@ -1422,7 +1461,7 @@ static void run_chain(struct __test_metadata *_metadata, bool socket)
 	 * test is about the data, not about io-wq's worker accounting.
 	 */
 	ASSERT_EQ(0, iou_sys_register(ring.fd, IORING_REGISTER_IOWQ_MAX_WORKERS,
-				      (unsigned int[2]){ 0, 4 * CHAIN_DEPTH }, 2));
+				      max_workers, 2));
 	ASSERT_EQ(0, pipe(ch->a));
 	ASSERT_EQ(0, pipe(ch->c));
 	if (socket) {
