@@ -376,7 +376,6 @@ static void io_ioctl_socket_queues(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, req->cqe.res, 0);
 	KUNIT_EXPECT_EQ(test, get_user(count, (int __user *)f->user_page), 0);
 	KUNIT_EXPECT_EQ(test, count, 0);
-
 }
 
 static struct kunit_case io_ioctl_table_cases[] = {

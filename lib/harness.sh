@@ -215,6 +215,11 @@ checkpatch --strict notes, left as they are:
 - "Macro argument reuse 'field'" in SQE_FIELD(): the argument is a
   member name, used by offsetof(), sizeof_field() and typeof_member(),
   and cannot have side effects.
+- "Prefer __printf", "Prefer using the BIT/BIT_ULL macro" in the
+  selftests: user space, where the kernel's macros do not exist.
+- "Missing a blank line after declarations" in splice_inline.c: the
+  declaration list is not over, checkpatch stops at the
+  FIXTURE_VARIANT(inline_path) type.
 
 Signed-off-by: $IOU_GIT_NAME <$IOU_GIT_EMAIL>
 EOF
