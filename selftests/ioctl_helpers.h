@@ -80,36 +80,5 @@ static inline int sys_ioctl(int fd, unsigned int cmd, __u64 arg)
 	return ret < 0 ? -errno : ret;
 }
 
-/*
- * io-wq workers of this process: they are its threads, named
- * "iou-wrk-<pid>".  Returns the count or -errno.
- */
-static inline int iou_count_io_workers(void)
-{
-	char path[300], comm[32];
-	struct dirent *de;
-	int n = 0, fd;
-	ssize_t len;
-	DIR *dir;
-
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;	/* the thread just exited */
-		len = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
-			n++;
-	}
-	closedir(dir);
-	return n;
-}
 
 #endif /* __IOCTL_HELPERS_H */

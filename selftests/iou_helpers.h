@@ -12,6 +12,9 @@
 #define __IOU_HELPERS_H
 
 #include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -352,6 +355,38 @@ static inline void iou_prep_tee(struct io_uring_sqe *sqe, int fd_out,
 	sqe->splice_fd_in = fd_in;
 	sqe->len = len;
 	sqe->splice_flags = splice_flags;
+}
+
+/*
+ * io-wq workers of this process: they are its threads, named
+ * "iou-wrk-<pid>".  Returns the count or -errno.
+ */
+static inline int iou_count_io_workers(void)
+{
+	char path[300], comm[32];
+	struct dirent *de;
+	int n = 0, fd;
+	ssize_t len;
+	DIR *dir;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* the thread just exited */
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
+			n++;
+	}
+	closedir(dir);
+	return n;
 }
 
 #endif /* __IOU_HELPERS_H */

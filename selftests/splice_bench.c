@@ -159,36 +159,6 @@ int fail(struct cell *c, const char *fmt, ...)
 	return -1;
 }
 
-static int count_io_workers(void)
-{
-	char path[300], comm[32];
-	struct dirent *de;
-	DIR *dir;
-	int n = 0, fd;
-	ssize_t len;
-
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return -1;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (len > 0) {
-			comm[len] = '\0';
-			n += !strncmp(comm, "iou-wrk-", 8);
-		}
-	}
-	closedir(dir);
-	return n;
-}
-
 /* pipe->pipe ping-pong ------------------------------------------------ */
 
 struct pp {
@@ -551,7 +521,7 @@ static void run_cell(struct cell *c)
 			ret = fps_syscall(c, fs, file);
 		else
 			ret = fps_ring(c, fs, file);
-		c->res->workers = count_io_workers();
+		c->res->workers = iou_count_io_workers();
 		__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(d.thr, NULL);
 	} else {
@@ -563,7 +533,7 @@ static void run_cell(struct cell *c)
 			ret = pp_syscall(c, pp, wl_chunk[c->wl]);
 		else
 			ret = pp_ring(c, pp, wl_chunk[c->wl]);
-		c->res->workers = count_io_workers();
+		c->res->workers = iou_count_io_workers();
 	}
 	(void)ret;
 }

@@ -75,7 +75,6 @@
 /* Opcode 58, IORING_OP_IOCTL: added by the same series. */
 #define SERIES_OPCODE	58
 #define TMPFS_MAGIC_	0x01021994
-#define IO_WORKER_COMM	"iou-wrk-"
 
 /* Why the inline assertions cannot apply, or NULL if the series is there. */
 static const char *series_absent(void)
@@ -115,38 +114,6 @@ static const char *series_absent(void)
 	if (!supported)
 		return "opcode 58 (IORING_OP_IOCTL) not supported: no inline splice series";
 	return NULL;
-}
-
-/* This process's io-wq workers (threads named iou-wrk-*), or -errno. */
-static int count_io_workers(void)
-{
-	char path[300], comm[32];
-	struct dirent *de;
-	DIR *dir;
-	int n = 0, fd;
-	ssize_t len;
-
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;	/* the thread is gone */
-		len = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		comm[len] = '\0';
-		if (!strncmp(comm, IO_WORKER_COMM, strlen(IO_WORKER_COMM)))
-			n++;
-	}
-	closedir(dir);
-	return n;
 }
 
 static void close_fd(int *fd)
@@ -509,7 +476,7 @@ static void path_case_child(struct __test_metadata *_metadata,
 		pc->fixed ? 0 : in, pc->fixed, LEN,
 		pc->splice_nb ? SPLICE_F_NONBLOCK : 0, pc->sqe_flags);
 	res = run_one(_metadata, &ring);
-	workers = count_io_workers();
+	workers = iou_count_io_workers();
 
 	EXPECT_EQ(LEN, res) TH_LOG("%s: result", pc->what);
 	EXPECT_EQ(LEN, read_exact(sink, got, LEN, WAIT_MS)) {
@@ -1149,7 +1116,7 @@ TEST_F(ops, ineligible)
 	sqe->flags = self->sqe_flags;
 	ASSERT_EQ(1, iou_submit_and_wait(&self->ring, 0));
 	EXPECT_EQ(LEN, wait_res(_metadata, self)) TH_LOG("pipe to file");
-	TH_LOG("pipe to tmpfs file: %d io-wq worker(s)", count_io_workers());
+	TH_LOG("pipe to tmpfs file: %d io-wq worker(s)", iou_count_io_workers());
 	ASSERT_EQ(LEN, pread(file, got, LEN, 100));
 	EXPECT_EQ(0, memcmp(got, self->data, LEN));
 	EXPECT_EQ(0, pipe_bytes(self->a[0]));
@@ -1159,7 +1126,7 @@ TEST_F(ops, ineligible)
 	sqe->flags = self->sqe_flags;
 	ASSERT_EQ(1, iou_submit_and_wait(&self->ring, 0));
 	EXPECT_EQ(LEN, wait_res(_metadata, self)) TH_LOG("file to pipe");
-	TH_LOG("tmpfs file to pipe: %d io-wq worker(s)", count_io_workers());
+	TH_LOG("tmpfs file to pipe: %d io-wq worker(s)", iou_count_io_workers());
 	check_pipe(_metadata, self->b[0], self->data, LEN, "file to pipe");
 	close(file);
 }
@@ -1597,7 +1564,7 @@ static void run_chain(struct __test_metadata *_metadata, bool socket)
 	       (unsigned long long)moved[1], (long long)(iou_now_ms() - t0));
 	TH_LOG("%llu with IOSQE_ASYNC, %llu registered ends, %d io-wq workers left",
 	       (unsigned long long)nasync, (unsigned long long)nfixed,
-	       count_io_workers());
+	       iou_count_io_workers());
 	TH_LOG("longest wait for a completion %lld ms, %lld waits of 1 s or more",
 	       longest, nslow);
 	TH_LOG("checksum written 0x%016llx read 0x%016llx",
