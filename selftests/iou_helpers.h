@@ -389,4 +389,52 @@ static inline int iou_count_io_workers(void)
 	return n;
 }
 
+/*
+ * For a test that finds a request stuck: print each thread of this process
+ * (io-wq workers included) with its state and where it sleeps.
+ */
+static inline void iou_dump_threads(void)
+{
+	char path[300], buf[512], comm[32] = "", wchan[64] = "", state = '?';
+	struct dirent *de;
+	ssize_t len;
+	int fd;
+	DIR *dir;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "tid (comm) S ...": comm may hold spaces, the state follows ')' */
+		p = strrchr(buf, ')');
+		state = p && p[1] ? p[2] : '?';
+		if (p && strchr(buf, '(')) {
+			*p = '\0';
+			snprintf(comm, sizeof(comm), "%s", strchr(buf, '(') + 1);
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/wchan", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		len = fd < 0 ? -1 : read(fd, wchan, sizeof(wchan) - 1);
+		if (fd >= 0)
+			close(fd);
+		wchan[len > 0 ? len : 0] = '\0';
+		fprintf(stderr, "#   thread %s %s state %c wchan %s\n", de->d_name,
+			comm, state, wchan[0] ? wchan : "-");
+	}
+	closedir(dir);
+}
+
 #endif /* __IOU_HELPERS_H */
