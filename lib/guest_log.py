@@ -73,12 +73,15 @@ def splat_reports(lines, context=30):
 def verdict(status, directive):
     if directive and directive.upper() == "SKIP":
         return "skip"
+    # ksft_test_result_xfail(): a known failure, not ours (said in the line).
+    if directive and directive.upper() == "XFAIL" and status == "ok":
+        return "xfail"
     return "pass" if status == "ok" else "fail"
 
 
 def selftests(lines, label="selftests"):
     counts = {"pass": 0, "fail": 0, "skip": 0}
-    cases = {"pass": 0, "fail": 0, "skip": 0}
+    cases = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
     extra_output = None
     for line in lines:
         if EXTRA_BEGIN.match(line):
@@ -108,7 +111,8 @@ def selftests(lines, label="selftests"):
             print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}")
             continue
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
-          f"{cases['fail']} failed, {cases['skip']} skipped)")
+          f"{cases['fail']} failed, {cases['skip']} skipped, "
+          f"{cases['xfail']} known failures)")
     # The kernel's log and the guest's run itself count as one result each
     # when they go wrong, so that the totals line shows the failure.
     found = splat_reports(lines)

@@ -217,6 +217,11 @@ checkpatch --strict notes, left as they are:
   and cannot have side effects.
 - "Prefer __printf", "Prefer using the BIT/BIT_ULL macro" in the
   selftests: user space, where the kernel's macros do not exist.
+- "Prefer __aligned(16)" and "Prefer using '\"%s...\", __func__'" in
+  sqe_fuzz.c: user space has no __aligned, and the string is its usage
+  text, not a function name.
+- "line length exceeds 100 columns" in sqe_fuzz.c: failure messages are
+  kept on one line so that a log can be grepped for them.
 - "Missing a blank line after declarations" in splice_inline.c: the
   declaration list is not over, checkpatch stops at the
   FIXTURE_VARIANT(inline_path) type.
