@@ -38,8 +38,10 @@ SPLAT = re.compile(
 # kselftest's top-level TAP: "ok 1 selftests: io_uring: splice_tee # SKIP".
 TOP_RESULT = re.compile(
     r"^(not ok|ok) \d+ selftests: (\S+): (\S+)(?:\s+#\s*(\w+))?")
-# A test program's own TAP, as run_kselftest.sh relays it: "# ok 3 name".
-SUB_RESULT = re.compile(r"^# (not ok|ok) \d+ (.*?)(?:\s+#\s*(\w+).*)?$")
+# A test program's own TAP, as run_kselftest.sh relays it: "# ok 3 name",
+# "# ok 4 name # SKIP why", or "# ok 5 # XFAIL why" (ksft_test_result_xfail()
+# puts the directive right after the number).
+SUB_RESULT = re.compile(r"^# (not ok|ok) \d+ ?(.*?)(?:\s*#\s*(\w+).*)?$")
 EXTRA_BEGIN = re.compile(r"^IOU-RUN-BEGIN (\S+)")
 EXTRA_END = re.compile(r"^IOU-RUN-END (\S+) rc=(\d+)")
 GUEST_DONE = "IOU-GUEST-DONE"
