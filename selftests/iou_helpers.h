@@ -361,12 +361,32 @@ static inline void iou_prep_tee(struct io_uring_sqe *sqe, int fd_out,
  * io-wq workers of this process: they are its threads, named
  * "iou-wrk-<pid>".  Returns the count or -errno.
  */
+/*
+ * Read /proc/self/task/<tid>/<name> into @buf as a string: its length, or
+ * -1 if the thread has gone or the file cannot be read.
+ */
+static inline ssize_t iou_read_task_file(const char *tid, const char *name,
+					 char *buf, size_t size)
+{
+	char path[300];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/%s", tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+	return len;
+}
+
 static inline int iou_count_io_workers(void)
 {
-	char path[300], comm[32];
 	struct dirent *de;
-	int n = 0, fd;
-	ssize_t len;
+	char comm[32];
+	int n = 0;
 	DIR *dir;
 
 	dir = opendir("/proc/self/task");
@@ -375,14 +395,9 @@ static inline int iou_count_io_workers(void)
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;	/* the thread just exited */
-		len = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (len > 0 && !strncmp(comm, "iou-wrk-", 8))
+		/* a thread that just exited has no comm any more */
+		if (iou_read_task_file(de->d_name, "comm", comm, sizeof(comm)) > 0 &&
+		    !strncmp(comm, "iou-wrk-", 8))
 			n++;
 	}
 	closedir(dir);
@@ -395,44 +410,35 @@ static inline int iou_count_io_workers(void)
  */
 static inline void iou_dump_threads(void)
 {
-	char path[300], buf[512], comm[32] = "", wchan[64] = "", state = '?';
+	char stat[512], comm[32], wchan[64], state;
 	struct dirent *de;
-	ssize_t len;
-	int fd;
 	DIR *dir;
 
 	dir = opendir("/proc/self/task");
 	if (!dir)
 		return;
 	while ((de = readdir(dir))) {
-		char *p;
+		char *open_paren, *close_paren;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (iou_read_task_file(de->d_name, "stat", stat, sizeof(stat)) <= 0)
 			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		/* "tid (comm) S ...": comm may hold spaces, the state follows ')' */
-		p = strrchr(buf, ')');
-		state = p && p[1] ? p[2] : '?';
-		if (p && strchr(buf, '(')) {
-			*p = '\0';
-			snprintf(comm, sizeof(comm), "%s", strchr(buf, '(') + 1);
+		open_paren = strchr(stat, '(');
+		close_paren = strrchr(stat, ')');
+		state = '?';
+		comm[0] = '\0';
+		if (open_paren && close_paren > open_paren) {
+			if (close_paren[1])
+				state = close_paren[2];
+			*close_paren = '\0';
+			snprintf(comm, sizeof(comm), "%s", open_paren + 1);
 		}
-		snprintf(path, sizeof(path), "/proc/self/task/%s/wchan", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		len = fd < 0 ? -1 : read(fd, wchan, sizeof(wchan) - 1);
-		if (fd >= 0)
-			close(fd);
-		wchan[len > 0 ? len : 0] = '\0';
+		if (iou_read_task_file(de->d_name, "wchan", wchan, sizeof(wchan)) <= 0)
+			snprintf(wchan, sizeof(wchan), "-");
 		fprintf(stderr, "#   thread %s %s state %c wchan %s\n", de->d_name,
-			comm, state, wchan[0] ? wchan : "-");
+			comm, state, wchan);
 	}
 	closedir(dir);
 }
