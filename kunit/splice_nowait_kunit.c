@@ -4,7 +4,7 @@
  * files of each kind, and do_splice()/do_tee() in SPLICE_F_NOWAIT_INTERNAL
  * mode refusing with -EAGAIN, before anything moves, wherever the blocking
  * path would sleep: a pipe mutex held by someone else, an empty input, a
- * full output, no readers, a pending signal.
+ * full output, no readers, a pending signal, a locked tmpfs folio.
  *
  * Included at the end of io_uring/splice.c to reach io_splice_punt().
  */
@@ -22,6 +22,7 @@ enum io_splice_test_file {
 	F_UNIX_DGRAM,
 	F_NETLINK,
 	F_SHMEM,
+	F_SHMEM_DIRECT,		/* the same with O_DIRECT */
 	NR_TEST_FILES,
 };
 
@@ -33,6 +34,7 @@ static const char *const io_splice_test_file_names[NR_TEST_FILES] = {
 	[F_UNIX_DGRAM]		= "unix dgram",
 	[F_NETLINK]		= "netlink",
 	[F_SHMEM]		= "shmem file",
+	[F_SHMEM_DIRECT]	= "O_DIRECT shmem file",
 };
 
 struct io_splice_test_files {
@@ -75,6 +77,11 @@ static int io_splice_test_files_init(struct kunit *test)
 	tf->f[F_SHMEM] = shmem_file_setup("io_splice_kunit", PAGE_SIZE, 0);
 	if (IS_ERR(tf->f[F_SHMEM]))
 		tf->f[F_SHMEM] = NULL;
+	tf->f[F_SHMEM_DIRECT] = shmem_file_setup("io_splice_kunit", PAGE_SIZE, 0);
+	if (IS_ERR(tf->f[F_SHMEM_DIRECT]))
+		tf->f[F_SHMEM_DIRECT] = NULL;
+	else	/* as fcntl(F_SETFL) sets it on tmpfs (FMODE_CAN_ODIRECT) */
+		tf->f[F_SHMEM_DIRECT]->f_flags |= O_DIRECT;
 	return 0;
 }
 
@@ -106,7 +113,8 @@ static const struct io_splice_punt_case io_splice_punt_cases[] = {
 	{ F_UNIX_STREAM, F_PIPE_WRITE, false, "honours SPLICE_F_NONBLOCK" },
 	{ F_UNIX_DGRAM, F_PIPE_WRITE, true, "generic splice_read may wait" },
 	{ F_NETLINK, F_PIPE_WRITE, true, "family not known" },
-	{ F_SHMEM, F_PIPE_WRITE, true, "page cache may read or swap in" },
+	{ F_SHMEM, F_PIPE_WRITE, false, "swap-in, locked folio: -EAGAIN" },
+	{ F_SHMEM_DIRECT, F_PIPE_WRITE, true, "O_DIRECT: read_iter may block" },
 	{ F_PIPE_READ, F_SHMEM, true, "write_iter may sleep" },
 	{ F_SHMEM, F_SHMEM, false, "no pipe: do_splice() fails at once" },
 	{ F_UNIX_STREAM, F_UNIX_STREAM, false, "no pipe: do_splice() fails at once" },
@@ -352,6 +360,53 @@ static void io_splice_nowait_partial(struct kunit *test)
 }
 
 /*
+ * A tmpfs file in memory goes into the pipe in nowait mode. A folio whose
+ * lock someone holds (the test) gives -EAGAIN, moves nothing and leaves
+ * f_pos alone; once unlocked the same call moves it. A hole reads as
+ * zeroes without waiting; O_DIRECT gives -EAGAIN before anything runs.
+ */
+static void io_splice_nowait_shmem(struct kunit *test)
+{
+	struct io_splice_pipes *p = test->priv;
+	static const char data[PAGE_SIZE] = { 1, 2, 3 };
+	struct file *file;
+	struct folio *folio;
+	loff_t pos = 0;
+
+	if (!IS_ENABLED(CONFIG_TMPFS))
+		kunit_skip(test, "shmem has no ->splice_read() without CONFIG_TMPFS");
+	/* two pages: the first written, the second a hole */
+	file = shmem_file_setup("io_splice_kunit", 2 * PAGE_SIZE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kernel_write(file, data, PAGE_SIZE, &pos),
+			PAGE_SIZE);
+	folio = shmem_read_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+
+	folio_lock(folio);
+	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
+					SPLICE_F_NOWAIT_INTERNAL), -EAGAIN);
+	folio_unlock(folio);
+	folio_put(folio);
+	KUNIT_EXPECT_EQ(test, file->f_pos, 0);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 0);
+
+	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
+					SPLICE_F_NOWAIT_INTERNAL), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
+					SPLICE_F_NOWAIT_INTERNAL), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, file->f_pos, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 2 * PAGE_SIZE);
+
+	file->f_pos = 0;
+	file->f_flags |= O_DIRECT;
+	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
+					SPLICE_F_NOWAIT_INTERNAL), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 2 * PAGE_SIZE);
+	fput(file);
+}
+
+/*
  * Pipe to pipe and tee never sleep in nowait mode: with preemption off,
  * CONFIG_DEBUG_ATOMIC_SLEEP reports any might_sleep() on the way as a
  * splat, which the runner counts as a failure.
@@ -391,6 +446,7 @@ static struct kunit_case io_splice_nowait_test_cases[] = {
 	KUNIT_CASE(io_splice_nowait_no_readers),
 	KUNIT_CASE(io_splice_nowait_signal_pending),
 	KUNIT_CASE(io_splice_nowait_partial),
+	KUNIT_CASE(io_splice_nowait_shmem),
 	KUNIT_CASE(io_splice_nowait_atomic),
 	{}
 };
