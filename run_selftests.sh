@@ -46,7 +46,8 @@ Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
-  --coverage       gcov for io_uring/, fs/splice.c, fs/pipe.c and net/ipv4/tcp.c
+  --coverage       gcov for io_uring/, fs/splice.c, fs/pipe.c, net/ipv4/tcp.c
+                   and mm/shmem.c
                    (kconfig-fragments/coverage, own build directory); the
                    KUnit suites run at the guest's boot, then the selftests;
                    lcov's HTML report in coverage/html, and coverage.txt:

@@ -9,6 +9,7 @@
  * Included at the end of io_uring/splice.c to reach io_splice_punt().
  */
 #include <kunit/test.h>
+#include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/pipe_fs_i.h>
 #include <linux/sched/signal.h>
@@ -362,8 +363,9 @@ static void io_splice_nowait_partial(struct kunit *test)
 /*
  * A tmpfs file in memory goes into the pipe in nowait mode. A folio whose
  * lock someone holds (the test) gives -EAGAIN, moves nothing and leaves
- * f_pos alone; once unlocked the same call moves it. A hole reads as
- * zeroes without waiting; O_DIRECT gives -EAGAIN before anything runs.
+ * f_pos alone; once unlocked the same call moves it. A hole, and a folio
+ * fallocated but never written, read as zeroes without waiting; O_DIRECT
+ * gives -EAGAIN before anything runs.
  */
 static void io_splice_nowait_shmem(struct kunit *test)
 {
@@ -375,11 +377,13 @@ static void io_splice_nowait_shmem(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_TMPFS))
 		kunit_skip(test, "shmem has no ->splice_read() without CONFIG_TMPFS");
-	/* two pages: the first written, the second a hole */
-	file = shmem_file_setup("io_splice_kunit", 2 * PAGE_SIZE, 0);
+	/* three pages: written, a hole, fallocated (a folio, not uptodate) */
+	file = shmem_file_setup("io_splice_kunit", 3 * PAGE_SIZE, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
 	KUNIT_ASSERT_EQ(test, kernel_write(file, data, PAGE_SIZE, &pos),
 			PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(file, FALLOC_FL_KEEP_SIZE,
+					    2 * PAGE_SIZE, PAGE_SIZE), 0);
 	folio = shmem_read_folio(file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 
@@ -395,14 +399,16 @@ static void io_splice_nowait_shmem(struct kunit *test)
 					SPLICE_F_NOWAIT_INTERNAL), PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
 					SPLICE_F_NOWAIT_INTERNAL), PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, file->f_pos, 2 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
+					SPLICE_F_NOWAIT_INTERNAL), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, file->f_pos, 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 3 * PAGE_SIZE);
 
 	file->f_pos = 0;
 	file->f_flags |= O_DIRECT;
 	KUNIT_EXPECT_EQ(test, do_splice(file, NULL, p->b[1], NULL, PAGE_SIZE,
 					SPLICE_F_NOWAIT_INTERNAL), -EAGAIN);
-	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 3 * PAGE_SIZE);
 	fput(file);
 }
 

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # run_selftests.sh --coverage: a guest kernel with gcov counters for io_uring/,
-# fs/splice.c, fs/pipe.c and net/ipv4/tcp.c only (kconfig-fragments/coverage),
+# fs/splice.c, fs/pipe.c, net/ipv4/tcp.c and mm/shmem.c only
+# (kconfig-fragments/coverage),
 # the KUnit suites run at its boot and the selftests after them; the guest
 # sends the counters on its console (lib/guest-gcov.sh) and Debian's lcov
 # turns them into an HTML report and a text summary (lib/coverage_summary.py)
@@ -12,10 +13,11 @@
 # Makefile, so the tree needs no wiring. io_uring/ has CONFIG_GCOV_PROFILE_URING;
 # splice.o there and here is the same setting.
 # shellcheck disable=SC2034 # used by run_selftests.sh
-IOU_COVERAGE_MAKE_ARGS=(GCOV_PROFILE_splice.o=y GCOV_PROFILE_pipe.o=y GCOV_PROFILE_tcp.o=y)
+IOU_COVERAGE_MAKE_ARGS=(GCOV_PROFILE_splice.o=y GCOV_PROFILE_pipe.o=y GCOV_PROFILE_tcp.o=y
+	GCOV_PROFILE_shmem.o=y)
 # What the report keeps, relative to the tree (lcov patterns), besides every
 # file the series changes; the KUnit suites themselves are left out.
-IOU_COVERAGE_FILES=(io_uring/'*' fs/splice.c fs/pipe.c net/ipv4/tcp.c)
+IOU_COVERAGE_FILES=(io_uring/'*' fs/splice.c fs/pipe.c net/ipv4/tcp.c mm/shmem.c)
 
 iou_coverage_prepare() {
 	iou_need_packages lcov
