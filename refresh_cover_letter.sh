@@ -65,7 +65,7 @@ cover=$scratch/0000-cover-letter.patch
 # git's placeholders: the subject and the text go in, the rest stays.
 sed -n '/^\*\*\* BLURB HERE \*\*\*$/,$p' "$cover" | tail -n +2 >"$scratch/shortlog"
 status=0
-python3 "$IOU_REPO/lib/cover_letter.py" "$IOU_REPO/docs/cover-letter.in" \
+IOU_SIGNER="$IOU_GIT_NAME <$IOU_GIT_EMAIL>" python3 "$IOU_REPO/lib/cover_letter.py" "$IOU_REPO/docs/cover-letter.in" \
 	"$IOU_OUT_DIR" "$IOU_SOURCE_VERSION" "$scratch/shortlog" >"$scratch/letter" || status=$?
 if [ "$status" -ne 0 ] && [ "$allow_missing" = 0 ]; then
 	iou_die "some results are missing (above): run them, or use --run or --allow-missing"

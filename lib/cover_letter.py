@@ -104,6 +104,7 @@ def main(argv):
                                            "liburing:"),
         "COVERAGE": coverage(out_dir),
         "MAN_PAGE": man_page(repo),
+        "SIGNER": os.environ.get("IOU_SIGNER"),
     }
     text = open(template).read()
     missing = []

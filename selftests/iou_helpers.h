@@ -358,10 +358,6 @@ static inline void iou_prep_tee(struct io_uring_sqe *sqe, int fd_out,
 }
 
 /*
- * io-wq workers of this process: they are its threads, named
- * "iou-wrk-<pid>".  Returns the count or -errno.
- */
-/*
  * Read /proc/self/task/<tid>/<name> into @buf as a string: its length, or
  * -1 if the thread has gone or the file cannot be read.
  */
@@ -382,6 +378,10 @@ static inline ssize_t iou_read_task_file(const char *tid, const char *name,
 	return len;
 }
 
+/*
+ * io-wq workers of this process: they are its threads, named
+ * "iou-wrk-<pid>".  Returns the count or -errno.
+ */
 static inline int iou_count_io_workers(void)
 {
 	struct dirent *de;

@@ -4,8 +4,8 @@
  *
  * With the inline splice series, a splice or tee whose two files allow it
  * (pipe to pipe, tee, pipe to an AF_UNIX or TCP socket, such a socket to a
- * pipe, a tmpfs file to a pipe) is first tried in the submitting task in a kernel-internal nowait
- * mode, and goes to an io-wq worker only on -EAGAIN (no data, no room, a
+ * pipe, a tmpfs file to a pipe) is first tried in the submitting task in a
+ * kernel-internal nowait mode, and goes to an io-wq worker only on -EAGAIN (no data, no room, a
  * pipe mutex held by someone else) or when io_splice_punt() rules the pair
  * out (e.g. a pipe to a regular file).  IOSQE_ASYNC still forces io-wq.
  *
@@ -1261,8 +1261,8 @@ TEST_F(ops, internal_flags_rejected)
 /*
  * Completions flow all the time, so no wait for one comes near io-wq's
  * WORKER_IDLE_TIMEOUT (5 s), which is what work left queued behind a
- * busy worker used to wait for (patch "io_uring/io-wq: count only a free
- * worker that was asleep as woken").
+ * busy worker used to wait for (patch "io_uring/io-wq: don't leave queued
+ * work to an idle worker's timeout").
  */
 #define CHAIN_MAX_WAIT_MS	4000
 #define CHAIN_TIMEOUT_S	300
