@@ -16,6 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/liburing.sh"
 IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
 IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
 IOU_GUEST_CPUS=${IOU_GUEST_CPUS:-2}
+IOU_QEMU_MONITOR=${IOU_QEMU_MONITOR:-}
 IOU_KVM=${IOU_KVM:-0}
 IOU_SELFTEST_TARGETS=${IOU_SELFTEST_TARGETS:-io_uring splice}
 IOU_LIBURING_TIMEOUT=${IOU_LIBURING_TIMEOUT:-60}
@@ -79,6 +80,10 @@ Options:
 More environment:
   IOU_GUEST_MEM    guest memory (default $IOU_GUEST_MEM)
   IOU_GUEST_CPUS   guest CPUs (default $IOU_GUEST_CPUS)
+  IOU_QEMU_MONITOR path of a unix socket for QEMU's monitor (default none):
+                   to see where the vCPUs of a guest that hangs are, e.g.
+                   "info registers -a" (RIP to a symbol: System.map in the
+                   build directory)
   IOU_SELFTEST_TARGETS
                    selftest directories to build and run
                    (default "$IOU_SELFTEST_TARGETS")
@@ -298,6 +303,7 @@ qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 	-no-reboot -kernel "$build/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio"
 	-append "console=ttyS0 panic=-1")
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
+[ -z "$IOU_QEMU_MONITOR" ] || qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
 
 if [ "$mode" = shell ]; then
 	iou_log "booting the guest to a shell (leave with: exit)"
