@@ -27,17 +27,23 @@
  * QD32 it walks the same 32 pairs round robin in a loop.
  *
  * Modes: "inline" is the ring as it is (with the inline splice series the
- * eligible splices complete in io_uring_enter(2)); "async" sets IOSQE_ASYNC
- * on every SQE, which forces io-wq as 6.12 always did; "splice(2)" is the
- * syscall in a loop.
+ * eligible splices complete in io_uring_enter(2)); "inline reg" the same
+ * with both ends registered (no fget()/fput() per splice); "async" sets
+ * IOSQE_ASYNC on every SQE, which forces io-wq as 6.12 always did;
+ * "splice(2)" is the syscall in a loop.
  *
  * Each cell runs in a fresh child process with a fresh ring: a warm-up of
  * a tenth of the duration (at least 0.1 s; io-wq workers get created), then
- * -d seconds measured.  "wrk" is the number of io-wq workers (threads
- * iou-wrk-*) the child had at the end of the cell.
+ * -d seconds measured.  The modes of one workload and depth take turns, -n
+ * rounds of them (each round starting with the next mode), so that a slow
+ * spell of the machine does not fall on one mode only; the table gives the
+ * median round's ops/s and MB/s, and the spread (max - min) / median.
+ * "wrk" is the most io-wq workers (threads iou-wrk-*) a child had at the
+ * end of its cell.
  *
- * Ratios: inline/async ops/s at QD1 (target >= 3) and inline ops/s /
- * splice(2) ops/s at QD32 (target >= 1), per workload.
+ * Ratios of the medians: inline/async ops/s at QD1 (target >= 3), inline
+ * ops/s / splice(2) ops/s at QD32 (target >= 1), and the same for inline
+ * reg, per workload.
  */
 
 #define _GNU_SOURCE
@@ -69,7 +75,7 @@
 #define TMPFS_MAGIC_	0x01021994
 
 enum workload { W_PP4K, W_PP64K, W_FPS, NR_WL };
-enum mode { M_INLINE, M_ASYNC, M_SYSCALL, NR_MODES };
+enum mode { M_INLINE, M_INLINE_REG, M_ASYNC, M_SYSCALL, NR_MODES };
 
 static const char * const wl_name[] = {
 	[W_PP4K] = "pipe->pipe 4K",
@@ -82,13 +88,16 @@ static const unsigned int wl_chunk[] = {
 };
 
 static const char * const mode_name[] = {
-	[M_INLINE] = "inline", [M_ASYNC] = "async", [M_SYSCALL] = "splice(2)",
+	[M_INLINE] = "inline", [M_INLINE_REG] = "inline reg",
+	[M_ASYNC] = "async", [M_SYSCALL] = "splice(2)",
 };
 
 static const int qds[] = { 1, 32 };
 
-/* -r: the ring uses registered files for both ends */
+/* the ring uses registered files for both ends (set in the cell's child) */
 static bool use_fixed;
+
+#define MAX_ROUNDS	15
 
 struct result {
 	double ops;		/* per second */
@@ -182,7 +191,7 @@ static int pp_setup(struct cell *c, struct pp *pp, unsigned int chunk)
 	return 0;
 }
 
-/* With -r, pair i's x[0], x[1], y[0], y[1] are slots 4i .. 4i + 3. */
+/* Registered, pair i's x[0], x[1], y[0], y[1] are slots 4i .. 4i + 3. */
 static void pp_prep(struct io_uring_sqe *sqe, struct pp *p, int i,
 		    unsigned int chunk, __u8 flags)
 {
@@ -364,7 +373,7 @@ static void fps_next_off(struct cell *c, struct fps *f)
 }
 
 /*
- * The pipe->socket splice of chain @i.  With -r the file is slot 0 and
+ * The pipe->socket splice of chain @i.  Registered, the file is slot 0 and
  * chain i's p[0], p[1], s[0] are slots 3i + 1 .. 3i + 3.
  */
 static void fps_prep_send(struct io_uring_sqe *sqe, struct fps *f, int i,
@@ -555,6 +564,7 @@ static void cell_in_child(enum workload wl, int qd, enum mode mode,
 	fflush(NULL);
 	pid = fork();
 	if (!pid) {
+		use_fixed = mode == M_INLINE_REG;
 		memset(&res, 0, sizeof(res));
 		memset(&c, 0, sizeof(c));
 		c.wl = wl;
@@ -580,23 +590,74 @@ static void cell_in_child(enum workload wl, int qd, enum mode mode,
 static void usage(const char *prog, FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-d SECONDS] [-r] [-h]\n"
-		"IORING_OP_SPLICE inline vs. IOSQE_ASYNC (io-wq) vs. splice(2):\n"
-		"pipe->pipe 4K and 64K, file->pipe->socket 64K, at QD 1 and 32.\n"
-		"  -d SECONDS  measured time per cell, 18 cells (default 2.5;\n"
-		"              each cell adds a tenth for warm-up)\n"
-		"  -r          the ring modes use registered files (default: fds)\n"
-		"  -h          this text\n", prog);
+		"Usage: %s [-d SECONDS] [-n ROUNDS] [-h]\n"
+		"IORING_OP_SPLICE inline (fds, registered files) vs. IOSQE_ASYNC\n"
+		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->socket\n"
+		"64K, at QD 1 and 32: 24 cells.\n"
+		"  -d SECONDS  measured time per cell and round (default 1;\n"
+		"              each adds a tenth for warm-up)\n"
+		"  -n ROUNDS   rounds of each cell, the median is shown (default 3,\n"
+		"              at most %d)\n"
+		"  -h          this text\n", prog, MAX_ROUNDS);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The cell of the median round (by ops/s) in @out, its spread in @spread;
+ * a failed round makes the cell failed.
+ */
+static void pick_median(struct result *rounds, int n, struct result *out,
+			double *spread)
+{
+	double ops[MAX_ROUNDS];
+	int k, workers = 0;
+
+	for (k = 0; k < n; k++) {
+		if (rounds[k].failed) {
+			*out = rounds[k];
+			return;
+		}
+		ops[k] = rounds[k].ops;
+		if (rounds[k].workers > workers)
+			workers = rounds[k].workers;
+	}
+	qsort(ops, n, sizeof(ops[0]), cmp_double);
+	for (k = 0; k < n; k++)
+		if (rounds[k].ops == ops[n / 2])
+			break;
+	*out = rounds[k];
+	out->workers = workers;
+	*spread = ops[n / 2] > 0 ? (ops[n - 1] - ops[0]) / ops[n / 2] : 0;
+}
+
+static void print_ratio(char *buf, size_t size, const struct result *a,
+			const struct result *b, double target)
+{
+	double ratio;
+
+	if (a->failed || b->failed || b->ops <= 0) {
+		snprintf(buf, size, "n/a");
+		return;
+	}
+	ratio = a->ops / b->ops;
+	snprintf(buf, size, "%.2f %s", ratio, ratio >= target ? "met" : "MISSED");
 }
 
 int main(int argc, char **argv)
 {
 	static struct result r[NR_WL][2][NR_MODES];
-	double dur = 2.5, ratio;
+	static struct result rounds[NR_MODES][MAX_ROUNDS];
+	double dur = 1, spread;
 	struct utsname uts;
-	int wl, q, m, opt, failed = 0;
+	int wl, q, m, k, opt, nrounds = 3, failed = 0;
 
-	while ((opt = getopt(argc, argv, "d:hr")) != -1) {
+	while ((opt = getopt(argc, argv, "d:hn:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dur = atof(optarg);
@@ -605,12 +666,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+			nrounds = atoi(optarg);
+			if (nrounds < 1 || nrounds > MAX_ROUNDS) {
+				usage(argv[0], stderr);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(argv[0], stdout);
 			return 0;
-		case 'r':
-			use_fixed = true;
-			break;
 		default:
 			usage(argv[0], stderr);
 			return 2;
@@ -618,17 +683,24 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	uname(&uts);
-	printf("splice_bench: kernel %s %s, %.1f s per cell, ring with %s\n",
-	       uts.release, uts.machine, dur,
-	       use_fixed ? "registered files" : "plain fds");
-	printf("%-20s %4s  %-10s %12s %10s %4s\n", "workload", "QD", "mode",
-	       "ops/s", "MB/s", "wrk");
+	printf("splice_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
+	       uts.release, uts.machine, dur, nrounds);
+	printf("%-20s %4s  %-10s %12s %7s %10s %4s\n", "workload", "QD", "mode",
+	       "ops/s", "spread", "MB/s", "wrk");
 	for (wl = 0; wl < NR_WL; wl++) {
 		for (q = 0; q < 2; q++) {
+			for (k = 0; k < nrounds; k++)
+				for (m = 0; m < NR_MODES; m++) {
+					int mode = (m + k) % NR_MODES;
+
+					cell_in_child(wl, qds[q], mode, dur,
+						      &rounds[mode][k]);
+				}
 			for (m = 0; m < NR_MODES; m++) {
 				struct result *res = &r[wl][q][m];
 
-				cell_in_child(wl, qds[q], m, dur, res);
+				spread = 0;
+				pick_median(rounds[m], nrounds, res, &spread);
 				if (res->failed) {
 					failed = 1;
 					printf("%-20s %4d  %-10s FAILED: %s\n",
@@ -636,31 +708,25 @@ int main(int argc, char **argv)
 					       res->msg);
 					continue;
 				}
-				printf("%-20s %4d  %-10s %12.0f %10.1f %4d\n",
+				printf("%-20s %4d  %-10s %12.0f %6.0f%% %10.1f %4d\n",
 				       wl_name[wl], qds[q], mode_name[m],
-				       res->ops, res->mbs, res->workers);
-				fflush(stdout);
+				       res->ops, 100 * spread, res->mbs,
+				       res->workers);
 			}
+			fflush(stdout);
 		}
 	}
-	printf("\n%-30s %-24s %s\n", "ratios (ops/s)",
-	       "inline/async QD1 (>=3)", "inline/splice(2) QD32 (>=1)");
+	printf("\n%-20s %-24s %-28s %s\n", "ratios (medians)",
+	       "inline/async QD1 (>=3)", "inline/splice(2) QD32 (>=1)",
+	       "inline reg/splice(2) QD32");
 	for (wl = 0; wl < NR_WL; wl++) {
-		char a[32] = "n/a", b[32] = "n/a";
+		char a[32], b[32], c[32];
 
-		if (!r[wl][0][M_INLINE].failed && !r[wl][0][M_ASYNC].failed &&
-		    r[wl][0][M_ASYNC].ops > 0) {
-			ratio = r[wl][0][M_INLINE].ops / r[wl][0][M_ASYNC].ops;
-			snprintf(a, sizeof(a), "%.2f %s", ratio,
-				 ratio >= 3 ? "met" : "MISSED");
-		}
-		if (!r[wl][1][M_INLINE].failed && !r[wl][1][M_SYSCALL].failed &&
-		    r[wl][1][M_SYSCALL].ops > 0) {
-			ratio = r[wl][1][M_INLINE].ops / r[wl][1][M_SYSCALL].ops;
-			snprintf(b, sizeof(b), "%.2f %s", ratio,
-				 ratio >= 1 ? "met" : "MISSED");
-		}
-		printf("%-30s %-24s %s\n", wl_name[wl], a, b);
+		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE], &r[wl][0][M_ASYNC], 3);
+		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE], &r[wl][1][M_SYSCALL], 1);
+		print_ratio(c, sizeof(c), &r[wl][1][M_INLINE_REG],
+			    &r[wl][1][M_SYSCALL], 1);
+		printf("%-20s %-24s %-28s %s\n", wl_name[wl], a, b, c);
 	}
 	return failed;
 }
