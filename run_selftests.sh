@@ -83,7 +83,8 @@ More environment:
   IOU_QEMU_MONITOR path of a unix socket for QEMU's monitor (default none):
                    to see where the vCPUs of a guest that hangs are, e.g.
                    "info registers -a" (RIP to a symbol: System.map in the
-                   build directory)
+                   build directory); lib/guest_profile.py samples it into
+                   a profile of each benchmark cell
   IOU_SELFTEST_TARGETS
                    selftest directories to build and run
                    (default "$IOU_SELFTEST_TARGETS")
