@@ -5,9 +5,10 @@
  * With the inline splice series, a splice or tee whose two files allow it
  * (pipe to pipe, tee, pipe to an AF_UNIX or TCP socket, such a socket to a
  * pipe, a tmpfs file to a pipe) is first tried in the submitting task in a
- * kernel-internal nowait mode, and goes to an io-wq worker only on -EAGAIN (no data, no room, a
- * pipe mutex held by someone else) or when io_splice_punt() rules the pair
- * out (e.g. a pipe to a regular file).  IOSQE_ASYNC still forces io-wq.
+ * kernel-internal nowait mode, and goes to an io-wq worker only on -EAGAIN
+ * (no data, no room, a pipe mutex held by someone else) or when
+ * io_splice_punt() rules the pair out (e.g. a pipe to a regular file).
+ * IOSQE_ASYNC still forces io-wq.
  *
  * What is checked here:
  *   - inline_path.*: an eligible splice/tee with data ready completes with
