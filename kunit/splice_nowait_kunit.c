@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suites for inline splice: io_splice_punt()'s decision over real
- * files of each kind, and do_splice()/do_tee() in SPLICE_F_NOWAIT_INTERNAL
+ * files of each kind, do_splice()/do_tee() in SPLICE_F_NOWAIT_INTERNAL
  * mode refusing with -EAGAIN, before anything moves, wherever the blocking
  * path would sleep: a pipe mutex held by someone else, an empty input, a
- * full output, no readers, a pending signal, a locked tmpfs folio.
+ * full output, no readers, a pending signal, a locked tmpfs folio; and
+ * after such a stop, io_splice_stopped_early() (would the blocking splice
+ * have gone on?) and io_splice_wait_for() (which end it waits for, if it
+ * waits at all).
  *
- * Included at the end of io_uring/splice.c to reach io_splice_punt().
+ * Included at the end of io_uring/splice.c to reach its static functions.
  */
 #include <kunit/test.h>
 #include <linux/falloc.h>
@@ -109,7 +112,7 @@ static const struct io_splice_punt_case io_splice_punt_cases[] = {
 	{ F_PIPE_READ, F_PIPE_WRITE, false, "trylocks, no waits" },
 	{ F_PIPE_NONBLOCK_READ, F_PIPE_WRITE, false, "O_NONBLOCK changes nothing" },
 	{ F_PIPE_READ, F_UNIX_STREAM, false, "sendmsg with MSG_DONTWAIT" },
-	{ F_PIPE_READ, F_UNIX_DGRAM, false, "sendmsg with MSG_DONTWAIT" },
+	{ F_PIPE_READ, F_UNIX_DGRAM, true, "datagram: not on the allowlist" },
 	{ F_PIPE_READ, F_NETLINK, true, "family not known" },
 	{ F_UNIX_STREAM, F_PIPE_WRITE, false, "honours SPLICE_F_NONBLOCK" },
 	{ F_UNIX_DGRAM, F_PIPE_WRITE, true, "generic splice_read may wait" },
@@ -141,6 +144,60 @@ static void io_splice_punt_decides(struct kunit *test)
 		kunit_skip(test, "file kind not available in this kernel");
 	KUNIT_EXPECT_EQ(test, io_splice_punt(tf->f[c->in], tf->f[c->out]),
 			c->punt);
+}
+
+/* io_splice_stopped_early(): would the blocking splice have gone on? */
+struct io_splice_early_case {
+	enum io_splice_test_file in, out;
+	bool in_data, out_full;
+	loff_t pos;
+	bool early;
+	const char *why;
+};
+
+static const struct io_splice_early_case io_splice_early_cases[] = {
+	{ F_PIPE_READ, F_UNIX_STREAM, true, false, 0, true,
+	  "data left: a nowait send stopped at a full socket" },
+	{ F_PIPE_READ, F_UNIX_STREAM, false, false, 0, false,
+	  "the pipe ran empty: the blocking splice returns too" },
+	{ F_PIPE_READ, F_PIPE_WRITE, true, false, 0, false,
+	  "pipe to pipe stops alike in both modes" },
+	{ F_SHMEM, F_PIPE_WRITE, false, false, 0, true,
+	  "room and file left: stopped at a folio in swap" },
+	{ F_SHMEM, F_PIPE_WRITE, false, false, PAGE_SIZE, false,
+	  "end of the file" },
+	{ F_SHMEM, F_PIPE_WRITE, false, true, 0, false, "the pipe is full" },
+};
+
+static void io_splice_early_desc(const struct io_splice_early_case *c,
+				 char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s -> %s: %s",
+		 io_splice_test_file_names[c->in],
+		 io_splice_test_file_names[c->out], c->why);
+}
+
+KUNIT_ARRAY_PARAM(io_splice_early, io_splice_early_cases, io_splice_early_desc);
+
+static void io_splice_stopped_early_decides(struct kunit *test)
+{
+	const struct io_splice_early_case *c = test->param_value;
+	struct io_splice_test_files *tf = test->priv;
+	struct pipe_inode_info *opipe;
+	loff_t pos = c->pos;
+
+	if (!tf->f[c->in] || !tf->f[c->out])
+		kunit_skip(test, "file kind not available in this kernel");
+	if (c->in_data)
+		io_splice_test_fill(test, tf->others[0], 100);
+	if (c->out_full) {
+		opipe = tf->f[c->out]->private_data;
+		io_splice_test_fill(test, tf->f[c->out],
+				    opipe->max_usage * PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(test, io_splice_stopped_early(tf->f[c->in], &pos,
+						      tf->f[c->out]),
+			c->early);
 }
 
 /* The flag can't come from user space through io_uring either. */
@@ -432,8 +489,85 @@ static void io_splice_nowait_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 1500);
 }
 
+/* io_splice_wait_for(): what a splice that could not go on waits for. */
+struct io_splice_wait_case {
+	const char *desc;
+	bool in_shmem, in_data, out_full, no_readers;
+	bool in_nonblock, out_nonblock;
+	unsigned int flags;
+	enum io_splice_wait want;
+};
+
+static const struct io_splice_wait_case io_splice_wait_cases[] = {
+	{ "empty input pipe: poll it", .want = IO_SPLICE_WAIT_IN },
+	{ "empty input, SPLICE_F_NONBLOCK: -EAGAIN now",
+	  .flags = SPLICE_F_NONBLOCK, .want = IO_SPLICE_WAIT_NONE },
+	{ "empty input, O_NONBLOCK output pipe: -EAGAIN now",
+	  .out_nonblock = true, .want = IO_SPLICE_WAIT_NONE },
+	{ "full output pipe: poll it", .in_data = true, .out_full = true,
+	  .want = IO_SPLICE_WAIT_OUT },
+	{ "full output, O_NONBLOCK input pipe: -EAGAIN now", .in_data = true,
+	  .out_full = true, .in_nonblock = true,
+	  .want = IO_SPLICE_WAIT_NONE },
+	{ "empty input and full output: the input first", .out_full = true,
+	  .want = IO_SPLICE_WAIT_IN },
+	{ "both ready (a contended mutex): io-wq", .in_data = true,
+	  .want = IO_SPLICE_WAIT_WORKER },
+	{ "no readers: io-wq gives -EPIPE", .in_data = true,
+	  .no_readers = true, .want = IO_SPLICE_WAIT_WORKER },
+	{ "tmpfs into a full pipe: poll the pipe", .in_shmem = true,
+	  .out_full = true, .want = IO_SPLICE_WAIT_OUT },
+	{ "tmpfs into a full O_NONBLOCK pipe: -EAGAIN now", .in_shmem = true,
+	  .out_full = true, .out_nonblock = true,
+	  .want = IO_SPLICE_WAIT_NONE },
+	{ "tmpfs into a pipe with room (swap): io-wq", .in_shmem = true,
+	  .want = IO_SPLICE_WAIT_WORKER },
+};
+
+static void io_splice_wait_desc(const struct io_splice_wait_case *c,
+				char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(io_splice_wait, io_splice_wait_cases, io_splice_wait_desc);
+
+static void io_splice_wait_decides(struct kunit *test)
+{
+	const struct io_splice_wait_case *c = test->param_value;
+	struct io_splice_pipes *p = test->priv;
+	struct file *in = p->a[0], *shmem = NULL;
+
+	if (c->in_shmem) {
+		shmem = shmem_file_setup("io_splice_kunit", PAGE_SIZE, 0);
+		if (IS_ERR(shmem))
+			kunit_skip(test, "no shmem files in this kernel");
+		in = shmem;
+	}
+	if (c->in_data)
+		io_splice_test_fill(test, p->a[1], 100);
+	if (c->out_full)
+		io_splice_test_fill(test, p->b[1],
+				    p->out->max_usage * PAGE_SIZE);
+	if (c->no_readers) {
+		__fput_sync(p->b[0]);
+		p->b[0] = NULL;
+	}
+	/* what fcntl(F_SETFL) would do */
+	if (c->in_nonblock)
+		in->f_flags |= O_NONBLOCK;
+	if (c->out_nonblock)
+		p->b[1]->f_flags |= O_NONBLOCK;
+	KUNIT_EXPECT_EQ(test, io_splice_wait_for(in, p->b[1], c->flags),
+			c->want);
+	if (shmem)
+		fput(shmem);
+}
+
 static struct kunit_case io_splice_punt_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
+	KUNIT_CASE_PARAM(io_splice_stopped_early_decides,
+			 io_splice_early_gen_params),
 	KUNIT_CASE(io_splice_prep_refuses_internal_flag),
 	{}
 };
@@ -464,4 +598,17 @@ static struct kunit_suite io_splice_nowait_suite = {
 	.test_cases = io_splice_nowait_test_cases,
 };
 
-kunit_test_suites(&io_splice_punt_suite, &io_splice_nowait_suite);
+static struct kunit_case io_splice_wait_test_cases[] = {
+	KUNIT_CASE_PARAM(io_splice_wait_decides, io_splice_wait_gen_params),
+	{}
+};
+
+static struct kunit_suite io_splice_wait_suite = {
+	.name = "io_uring_splice_wait",
+	.init = io_splice_pipes_init,
+	.exit = io_splice_pipes_exit,
+	.test_cases = io_splice_wait_test_cases,
+};
+
+kunit_test_suites(&io_splice_punt_suite, &io_splice_nowait_suite,
+		  &io_splice_wait_suite);

@@ -21,6 +21,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <linux/io_uring.h>
 
 #ifndef __NR_io_uring_setup
@@ -441,6 +444,52 @@ static inline void iou_dump_threads(void)
 			comm, state, wchan);
 	}
 	closedir(dir);
+}
+
+/*
+ * A connected TCP pair over IPv4 loopback, TCP_NODELAY on both ends. With
+ * @bufsize, the client's SO_SNDBUF and the server's SO_RCVBUF are set to it
+ * before the connection is made (so that the window is small too).
+ * Returns 0 or -errno (no IPv4 loopback, for one).
+ */
+static inline int iou_tcp_pair(int *client, int *server, int bufsize)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t sl = sizeof(sa);
+	int l, c = -1, s = -1, one = 1, ret = 0;
+
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -errno;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0)
+		goto fail;
+	if (bufsize &&
+	    (setsockopt(l, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize)) ||
+	     setsockopt(c, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize))))
+		goto fail;
+	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl) ||
+	    connect(c, (struct sockaddr *)&sa, sizeof(sa)))
+		goto fail;
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		goto fail;
+	close(l);
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	*client = c;
+	*server = s;
+	return 0;
+fail:
+	ret = -errno;
+	close(l);
+	if (c >= 0)
+		close(c);
+	return ret;
 }
 
 #endif /* __IOU_HELPERS_H */

@@ -10,10 +10,10 @@
  *                        spliced X->Y, then Y->X, and so on: nothing has to
  *                        be refilled or drained, so only the splice itself
  *                        is measured.
- *   file->pipe->socket   a linked pair: 64 KiB from a page-cache-hot file
+ *   file->pipe->tcp      a linked pair: 64 KiB from a page-cache-hot file
  *                        (tmpfs, written just before) into an empty pipe,
- *                        then those 64 KiB from the pipe to an AF_UNIX
- *                        stream socket; a reader thread drains the peers.
+ *                        then those 64 KiB from the pipe to a TCP loopback
+ *                        socket; a reader thread drains the peers.
  *                        One operation = the pair (the sendfile pattern).
  *                        splice(2) mode: the same two splices as syscalls.
  *
@@ -80,7 +80,7 @@ enum mode { M_INLINE, M_INLINE_REG, M_ASYNC, M_SYSCALL, NR_MODES };
 static const char * const wl_name[] = {
 	[W_PP4K] = "pipe->pipe 4K",
 	[W_PP64K] = "pipe->pipe 64K",
-	[W_FPS] = "file->pipe->socket",
+	[W_FPS] = "file->pipe->tcp",
 };
 
 static const unsigned int wl_chunk[] = {
@@ -355,9 +355,11 @@ static int fps_setup(struct cell *c, struct fps *f)
 	int i;
 
 	for (i = 0; i < c->qd; i++) {
-		if (pipe(f[i].p) ||
-		    socketpair(AF_UNIX, SOCK_STREAM, 0, f[i].s))
-			return fail(c, "pipe/socketpair: %s", strerror(errno));
+		int ret = pipe(f[i].p) ? -errno :
+			  iou_tcp_pair(&f[i].s[0], &f[i].s[1], 0);
+
+		if (ret)
+			return fail(c, "pipe/TCP pair: %s", strerror(-ret));
 		f[i].off = (uint64_t)i * FPS_CHUNK;
 		f[i].awaiting = 0;
 		f[i].in_pipe = 0;
@@ -592,7 +594,7 @@ static void usage(const char *prog, FILE *f)
 	fprintf(f,
 		"Usage: %s [-d SECONDS] [-n ROUNDS] [-h]\n"
 		"IORING_OP_SPLICE inline (fds, registered files) vs. IOSQE_ASYNC\n"
-		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->socket\n"
+		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->tcp\n"
 		"64K, at QD 1 and 32: 24 cells.\n"
 		"  -d SECONDS  measured time per cell and round (default 1;\n"
 		"              each adds a tenth for warm-up)\n"

@@ -73,49 +73,7 @@
 #define QUIET_MS	200
 /* io_uring_enter(2) must return within this while a pipe is locked. */
 #define PROMPT_MS	1000
-/* Opcode 58, IORING_OP_IOCTL: added by the same series. */
-#define SERIES_OPCODE	58
 #define TMPFS_MAGIC_	0x01021994
-
-/* Why the inline assertions cannot apply, or NULL if the series is there. */
-static const char *series_absent(void)
-{
-	static char reason[128];
-	struct io_uring_probe *probe;
-	struct iou_ring ring;
-	struct utsname uts;
-	const char *force = getenv("SPLICE_INLINE_FORCE");
-	size_t sz = sizeof(*probe) + 256 * sizeof(probe->ops[0]);
-	bool supported = false;
-	int ret;
-
-	if (force && !strcmp(force, "1"))
-		return NULL;
-	if (uname(&uts))
-		return "uname(2) failed";
-	if (strncmp(uts.release, "6.12.", 5)) {
-		snprintf(reason, sizeof(reason),
-			 "kernel %s is not 6.12: no inline splice series",
-			 uts.release);
-		return reason;
-	}
-	ret = iou_setup(&ring, 1, 0);
-	if (ret)
-		return "io_uring unavailable";
-	probe = calloc(1, sz);
-	if (probe) {
-		ret = iou_sys_register(ring.fd, IORING_REGISTER_PROBE, probe,
-				       256);
-		supported = !ret && probe->last_op >= SERIES_OPCODE &&
-			    (probe->ops[SERIES_OPCODE].flags &
-			     IO_URING_OP_SUPPORTED);
-		free(probe);
-	}
-	iou_exit(&ring);
-	if (!supported)
-		return "opcode 58 (IORING_OP_IOCTL) not supported: no inline splice series";
-	return NULL;
-}
 
 static void close_fd(int *fd)
 {
@@ -132,42 +90,6 @@ static int set_nonblock(int fd, bool on)
 		return -errno;
 	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
 	return fcntl(fd, F_SETFL, fl) ? -errno : 0;
-}
-
-/* Connected TCP pair over loopback; -errno if there is no IPv4 loopback. */
-static int tcp_pair(int *client, int *server)
-{
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	socklen_t sl = sizeof(sa);
-	int l, c = -1, s = -1, one = 1, ret;
-
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0)
-		return -errno;
-	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sa, &sl))
-		goto fail;
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)))
-		goto fail;
-	s = accept(l, NULL, NULL);
-	if (s < 0)
-		goto fail;
-	close(l);
-	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	*client = c;
-	*server = s;
-	return 0;
-fail:
-	ret = -errno;
-	close(l);
-	if (c >= 0)
-		close(c);
-	return ret;
 }
 
 /* Bytes readable on a pipe or socket, or -errno. */
@@ -409,13 +331,13 @@ FIXTURE_SETUP(inline_path)
 	iou_exit(&ring);
 
 	if (variant->in == END_TCP || variant->out == END_TCP) {
-		ret = tcp_pair(&c, &s);
+		ret = iou_tcp_pair(&c, &s, 0);
 		if (ret)
 			SKIP(return, "no TCP over loopback: %s", strerror(-ret));
 		close(c);
 		close(s);
 	}
-	self->absent = series_absent();
+	self->absent = splice_series_absent();
 }
 
 FIXTURE_TEARDOWN(inline_path)
@@ -454,7 +376,7 @@ static void open_end(struct __test_metadata *_metadata, enum end kind,
 		*far = fds[1];
 		break;
 	case END_TCP:
-		ASSERT_EQ(0, tcp_pair(far, near));
+		ASSERT_EQ(0, iou_tcp_pair(far, near, 0));
 		break;
 	case END_TMPFS:
 		ASSERT_TRUE(input);
@@ -1699,7 +1621,7 @@ FIXTURE(chain) {
 
 FIXTURE_SETUP(chain)
 {
-	const char *absent = series_absent();
+	const char *absent = splice_series_absent();
 
 	/* about the inline path: without the series io-wq does it all */
 	if (absent)

@@ -148,7 +148,7 @@ static const char * const reg_name[REG_NR] = {
 
 enum fail_cat {
 	F_CQE, F_RES, F_RESTART, F_DRAIN, F_DRAIN_612, F_FD, F_REF, F_SETUP,
-	F_NR
+	F_BLOCKED, F_NR
 };
 
 /* Shared with the parent, which reports even if the child dies. */
@@ -192,6 +192,7 @@ struct req {
 	int exact;
 	const char *why;
 	int out_pool, in_pool;	/* non-fixed pool entries, or -1 */
+	bool nonblock;		/* SPLICE_F_NONBLOCK or an O_NONBLOCK end */
 	char out_desc[40], in_desc[40];
 	enum arg_kind arg_kind;
 	int arg_off;
@@ -207,6 +208,7 @@ struct fz {
 	unsigned int setup_flags;
 	bool sqpoll, iopoll, restricted, skip_round, drain_disabled;
 	bool cancel_issued;
+	bool nonblock_toggled;	/* O_NONBLOCK flipped on a pool file */
 	__u32 allowed_ops;
 	__u8 flags_allowed, flags_required;
 	int personality;
@@ -259,6 +261,8 @@ static void *ro_page;
 static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static long long wd_beat;
 static bool wd_armed, wd_fired;
+/* the main thread is in io_uring_enter(2) submitting, not waiting */
+static int wd_in_submit, wd_fired_in_submit;
 static int wd_ring = -1;	/* ring fd for the watchdog's cancel, or -1 */
 
 /*
@@ -498,6 +502,12 @@ static int reopen(int fd, int flags)
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return open(path, flags);
+}
+
+/* Pool entry @i is O_NONBLOCK now; an unknown entry (-1) may be. */
+static bool pool_nonblock(int i)
+{
+	return i < 0 || i >= F.npool || F.pool[i].nonblock;
 }
 
 static void set_nonblock(int i, bool on)
@@ -1105,6 +1115,8 @@ static void gen_splice_tee(struct req *rq, struct io_uring_sqe *sqe)
 
 	rq->in_pool = in_fixed ? -1 : in.pool;
 	rq->out_pool = out_fixed ? -1 : out.pool;
+	rq->nonblock = (sflags & FZ_SPLICE_F_NONBLOCK) ||
+		       pool_nonblock(in.pool) || pool_nonblock(out.pool);
 	describe(&in, in_fixed, rq->in_desc, sizeof(rq->in_desc));
 	describe(&out, out_fixed, rq->out_desc, sizeof(rq->out_desc));
 	if (in.invalid || out.invalid) {
@@ -1359,7 +1371,11 @@ static const char *check_splice(struct req *rq, int res)
 		return res <= (long long)rq->sqe.len ? NULL :
 			"byte count beyond len";
 	switch (-res) {
-	case EBADF: case EINVAL: case ESPIPE: case EAGAIN: case EPIPE:
+	case EAGAIN:
+		/* as from io-wq's blocking splice: only if asked not to wait */
+		return rq->nonblock || F.nonblock_toggled ? NULL :
+			"-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
+	case EBADF: case EINVAL: case ESPIPE: case EPIPE:
 	case ECANCELED: case EOPNOTSUPP: case ENOTCONN: case ECONNRESET:
 	case EFBIG: case EOVERFLOW: case EDESTADDRREQ: case EMSGSIZE:
 	case ENOBUFS: case ECONNREFUSED: case ENOMEM: case ENOSPC:
@@ -1568,7 +1584,13 @@ static void submit_all(void)
 				      IORING_ENTER_SQ_WAKEUP);
 			usleep(200);
 		} else {
+			__atomic_store_n(&wd_in_submit, 1, __ATOMIC_RELEASE);
 			ret = iou_sys_enter(F.ring.fd, left, 0, 0);
+			__atomic_store_n(&wd_in_submit, 0, __ATOMIC_RELEASE);
+			if (__atomic_exchange_n(&wd_fired_in_submit, 0,
+						__ATOMIC_ACQ_REL))
+				fail(F_BLOCKED, "io_uring_enter(2) submitting %u sqes took over %d ms: an inline issue blocked",
+				     left, WD_MS);
 			if (ret < 0 && ret != -EAGAIN && ret != -EBUSY &&
 			    ret != -EINTR) {
 				fail(F_SETUP, "io_uring_enter submit: %s",
@@ -1794,6 +1816,7 @@ static void chaos(void)
 		if (F.pool[i].fd >= 0 && F.pool[i].owned &&
 		    F.pool[i].kind != K_NETLINK)
 			set_nonblock(i, !F.pool[i].nonblock);
+		F.nonblock_toggled = true;
 	} else if (r < 90) {
 		usleep(rnd(3000));
 	}
@@ -1814,6 +1837,9 @@ static void *watchdog(void *arg)
 			if (!wd_fired)
 				stats->watchdog_rounds++;
 			wd_fired = true;
+			if (__atomic_load_n(&wd_in_submit, __ATOMIC_ACQUIRE))
+				__atomic_store_n(&wd_fired_in_submit, 1,
+						 __ATOMIC_RELEASE);
 			for (i = 0; i < F.npool; i++) {
 				fd = __atomic_load_n(&F.pool[i].fd, __ATOMIC_RELAXED);
 				if (fd < 0 || !(KM(F.pool[i].kind) &
@@ -1976,6 +2002,7 @@ static void start_round(void)
 	F.table_nr = 0;
 	F.personality = 0;
 	F.cancel_issued = false;
+	F.nonblock_toggled = false;
 	F.drain_disabled = false;
 	F.drain_seen = false;
 	F.chain_skip = false;
@@ -2439,7 +2466,7 @@ int main(int argc, char **argv)
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stats == MAP_FAILED || ro_page == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	ksft_set_plan(7);
+	ksft_set_plan(8);
 
 	fflush(stdout);
 	pid = fork();
@@ -2506,6 +2533,11 @@ int main(int argc, char **argv)
 				       stats->fails[F_DRAIN_612], stats->drain_stalls);
 	else
 		ksft_test_result_pass("IOSQE_IO_DRAIN honoured: no drained request early or stalled\n");
+	if (!stats->fails[F_BLOCKED])
+		ksft_test_result_pass("submission never blocked in io_uring_enter(2)\n");
+	else
+		ksft_test_result_fail("submission never blocked in io_uring_enter(2) (%llu times)\n",
+				      stats->fails[F_BLOCKED]);
 	if (!stats->fails[F_FD])
 		ksft_test_result_pass("no descriptor leaked\n");
 	else
