@@ -146,60 +146,6 @@ static void io_splice_punt_decides(struct kunit *test)
 			c->punt);
 }
 
-/* io_splice_stopped_early(): would the blocking splice have gone on? */
-struct io_splice_early_case {
-	enum io_splice_test_file in, out;
-	bool in_data, out_full;
-	loff_t pos;
-	bool early;
-	const char *why;
-};
-
-static const struct io_splice_early_case io_splice_early_cases[] = {
-	{ F_PIPE_READ, F_UNIX_STREAM, true, false, 0, true,
-	  "data left: a nowait send stopped at a full socket" },
-	{ F_PIPE_READ, F_UNIX_STREAM, false, false, 0, false,
-	  "the pipe ran empty: the blocking splice returns too" },
-	{ F_PIPE_READ, F_PIPE_WRITE, true, false, 0, false,
-	  "pipe to pipe stops alike in both modes" },
-	{ F_SHMEM, F_PIPE_WRITE, false, false, 0, true,
-	  "room and file left: stopped at a folio in swap" },
-	{ F_SHMEM, F_PIPE_WRITE, false, false, PAGE_SIZE, false,
-	  "end of the file" },
-	{ F_SHMEM, F_PIPE_WRITE, false, true, 0, false, "the pipe is full" },
-};
-
-static void io_splice_early_desc(const struct io_splice_early_case *c,
-				 char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s -> %s: %s",
-		 io_splice_test_file_names[c->in],
-		 io_splice_test_file_names[c->out], c->why);
-}
-
-KUNIT_ARRAY_PARAM(io_splice_early, io_splice_early_cases, io_splice_early_desc);
-
-static void io_splice_stopped_early_decides(struct kunit *test)
-{
-	const struct io_splice_early_case *c = test->param_value;
-	struct io_splice_test_files *tf = test->priv;
-	struct pipe_inode_info *opipe;
-	loff_t pos = c->pos;
-
-	if (!tf->f[c->in] || !tf->f[c->out])
-		kunit_skip(test, "file kind not available in this kernel");
-	if (c->in_data)
-		io_splice_test_fill(test, tf->others[0], 100);
-	if (c->out_full) {
-		opipe = tf->f[c->out]->private_data;
-		io_splice_test_fill(test, tf->f[c->out],
-				    opipe->max_usage * PAGE_SIZE);
-	}
-	KUNIT_EXPECT_EQ(test, io_splice_stopped_early(tf->f[c->in], &pos,
-						      tf->f[c->out]),
-			c->early);
-}
-
 /* The flag can't come from user space through io_uring either. */
 static void io_splice_prep_refuses_internal_flag(struct kunit *test)
 {
@@ -487,6 +433,60 @@ static void io_splice_nowait_atomic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tee, 500);
 	KUNIT_EXPECT_EQ(test, splice, 1000);
 	KUNIT_EXPECT_EQ(test, io_splice_test_bytes(p->out), 1500);
+}
+
+/* io_splice_stopped_early(): would the blocking splice have gone on? */
+struct io_splice_early_case {
+	enum io_splice_test_file in, out;
+	bool in_data, out_full;
+	loff_t pos;
+	bool early;
+	const char *why;
+};
+
+static const struct io_splice_early_case io_splice_early_cases[] = {
+	{ F_PIPE_READ, F_UNIX_STREAM, true, false, 0, true,
+	  "data left: a nowait send stopped at a full socket" },
+	{ F_PIPE_READ, F_UNIX_STREAM, false, false, 0, false,
+	  "the pipe ran empty: the blocking splice returns too" },
+	{ F_PIPE_READ, F_PIPE_WRITE, true, false, 0, false,
+	  "pipe to pipe stops alike in both modes" },
+	{ F_SHMEM, F_PIPE_WRITE, false, false, 0, true,
+	  "room and file left: stopped at a folio in swap" },
+	{ F_SHMEM, F_PIPE_WRITE, false, false, PAGE_SIZE, false,
+	  "end of the file" },
+	{ F_SHMEM, F_PIPE_WRITE, false, true, 0, false, "the pipe is full" },
+};
+
+static void io_splice_early_desc(const struct io_splice_early_case *c,
+				 char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s -> %s: %s",
+		 io_splice_test_file_names[c->in],
+		 io_splice_test_file_names[c->out], c->why);
+}
+
+KUNIT_ARRAY_PARAM(io_splice_early, io_splice_early_cases, io_splice_early_desc);
+
+static void io_splice_stopped_early_decides(struct kunit *test)
+{
+	const struct io_splice_early_case *c = test->param_value;
+	struct io_splice_test_files *tf = test->priv;
+	struct pipe_inode_info *opipe;
+	loff_t pos = c->pos;
+
+	if (!tf->f[c->in] || !tf->f[c->out])
+		kunit_skip(test, "file kind not available in this kernel");
+	if (c->in_data)
+		io_splice_test_fill(test, tf->others[0], 100);
+	if (c->out_full) {
+		opipe = tf->f[c->out]->private_data;
+		io_splice_test_fill(test, tf->f[c->out],
+				    opipe->max_usage * PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(test, io_splice_stopped_early(tf->f[c->in], &pos,
+						      tf->f[c->out]),
+			c->early);
 }
 
 /* io_splice_wait_for(): what a splice that could not go on waits for. */

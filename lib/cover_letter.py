@@ -91,6 +91,7 @@ def main(argv):
         "SOURCE_VERSION": version,
         "BENCH_COMMAND": "./run_selftests.sh --bench",
         "SPLICE_BENCH": bench_section(out_dir, "splice_bench"),
+        "PROXY_BENCH": bench_section(out_dir, "proxy_bench"),
         "IOCTL_BENCH": bench_section(out_dir, "ioctl_bench"),
         "KUNIT_TOTALS": totals(out_dir, "kunit-2*", "summary.txt", "kunit:"),
         "KUNIT_DEBUG_TOTALS": totals(out_dir, "kunit-debug-2*", "summary.txt", "kunit:"),
