@@ -511,8 +511,8 @@ static const struct io_splice_wait_case io_splice_wait_cases[] = {
 	  .want = IO_SPLICE_WAIT_NONE },
 	{ "empty input and full output: the input first", .out_full = true,
 	  .want = IO_SPLICE_WAIT_IN },
-	{ "both ready (a contended mutex): io-wq", .in_data = true,
-	  .want = IO_SPLICE_WAIT_WORKER },
+	{ "both ready (a contended mutex): try again", .in_data = true,
+	  .want = IO_SPLICE_WAIT_READY },
 	{ "no readers: io-wq gives -EPIPE", .in_data = true,
 	  .no_readers = true, .want = IO_SPLICE_WAIT_WORKER },
 	{ "tmpfs into a full pipe: poll the pipe", .in_shmem = true,
@@ -564,6 +564,39 @@ static void io_splice_wait_decides(struct kunit *test)
 		fput(shmem);
 }
 
+/*
+ * Both ends ready: a few tries again through poll, then io-wq; a real
+ * wait in between starts the count again.
+ */
+static void io_splice_ready_retries_capped(struct kunit *test)
+{
+	struct io_kiocb *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct io_splice_pipes *p = test->priv;
+	struct io_splice *sp;
+	__poll_t events = 0;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	sp = io_kiocb_to_cmd(req, struct io_splice);
+	sp->file_in = p->a[0];
+	io_splice_test_fill(test, p->a[1], 100);
+	for (i = 0; i < IO_SPLICE_READY_RETRIES; i++) {
+		KUNIT_EXPECT_TRUE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+		KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_READY);
+	}
+	/* the ready end is what poll is armed on: it re-issues at once */
+	KUNIT_EXPECT_PTR_EQ(test, io_splice_poll_file(req, &events), p->a[0]);
+	KUNIT_EXPECT_TRUE(test, events & EPOLLIN);
+	KUNIT_EXPECT_TRUE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_WORKER);
+	KUNIT_EXPECT_NULL(test, io_splice_poll_file(req, &events));
+
+	/* an empty input (B) is a real wait: the count starts again */
+	KUNIT_EXPECT_TRUE(test, io_splice_must_wait(req, p->b[0], p->a[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_IN);
+	KUNIT_EXPECT_EQ(test, sp->ready_retries, 0);
+}
+
 static struct kunit_case io_splice_punt_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
 	KUNIT_CASE_PARAM(io_splice_stopped_early_decides,
@@ -600,6 +633,7 @@ static struct kunit_suite io_splice_nowait_suite = {
 
 static struct kunit_case io_splice_wait_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_wait_decides, io_splice_wait_gen_params),
+	KUNIT_CASE(io_splice_ready_retries_capped),
 	{}
 };
 

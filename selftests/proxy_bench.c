@@ -467,7 +467,7 @@ static void usage(const char *prog, FILE *f)
 		"A TCP proxy splicing socket -> pipe -> socket: through the ring,\n"
 		"with IOSQE_ASYNC (6.12's path), and with epoll + splice(2).\n"
 		"  -d SECONDS  measured time per cell and round (default 1)\n"
-		"  -n ROUNDS   rounds, the median is shown (default 3, at most %d)\n"
+		"  -n ROUNDS   rounds, the median is shown (default 5, at most %d)\n"
 		"  -c N,...    connection counts (default 1,64,1000; at most %d)\n"
 		"  -h          this text\n", prog, MAX_ROUNDS, MAX_CONNS);
 }
@@ -477,7 +477,7 @@ int main(int argc, char **argv)
 	static struct result rounds[NR_MODES][MAX_ROUNDS];
 	struct result r[MAX_NS][NR_MODES], idle[2];
 	int ns[MAX_NS] = { 1, 64, 1000 }, nn = 3;
-	int opt, nrounds = 3, failed = 0, i, k, m;
+	int opt, nrounds = 5, failed = 0, i, k, m;
 	double dur = 1, spread;
 	struct utsname uts;
 	char *tok;
