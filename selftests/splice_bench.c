@@ -598,7 +598,7 @@ static void usage(const char *prog, FILE *f)
 		"64K, at QD 1 and 32: 24 cells.\n"
 		"  -d SECONDS  measured time per cell and round (default 1;\n"
 		"              each adds a tenth for warm-up)\n"
-		"  -n ROUNDS   rounds of each cell, the median is shown (default 3,\n"
+		"  -n ROUNDS   rounds of each cell, the median is shown (default 5,\n"
 		"              at most %d)\n"
 		"  -h          this text\n", prog, MAX_ROUNDS);
 }
@@ -657,7 +657,7 @@ int main(int argc, char **argv)
 	static struct result rounds[NR_MODES][MAX_ROUNDS];
 	double dur = 1, spread;
 	struct utsname uts;
-	int wl, q, m, k, opt, nrounds = 3, failed = 0;
+	int wl, q, m, k, opt, nrounds = 5, failed = 0;
 
 	while ((opt = getopt(argc, argv, "d:hn:")) != -1) {
 		switch (opt) {
