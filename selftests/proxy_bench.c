@@ -50,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_helpers.h"
 #include "iou_helpers.h"
 
 #define NO_OFF		((__u64)-1)
@@ -302,6 +303,19 @@ static int setup_conns(struct bench *b)
 	return 0;
 }
 
+/* The ring, with every connection's first A -> pipe splice queued. */
+static int ring_start(struct bench *b, struct iou_ring *ring)
+{
+	int i, ret = iou_setup(ring, 2 * MAX_CONNS, 0);
+
+	if (ret)
+		return fail(b, "io_uring_setup: %s", strerror(-ret));
+	for (i = 0; i < b->n; i++)
+		ring_recv(ring, &b->conns[i], i,
+			  b->mode == M_ASYNC ? IOSQE_ASYNC : 0);
+	return 0;
+}
+
 static void run_cell(struct bench *b)
 {
 	pthread_t src, snk;
@@ -321,16 +335,8 @@ static void run_cell(struct bench *b)
 			set_nonblock(b->conns[i].b);
 			epoll_ctl(ep, EPOLL_CTL_ADD, b->conns[i].a, &e);
 		}
-	} else {
-		int ret = iou_setup(&ring, 2 * MAX_CONNS, 0);
-
-		if (ret) {
-			fail(b, "io_uring_setup: %s", strerror(-ret));
-			return;
-		}
-		for (i = 0; i < b->n; i++)
-			ring_recv(&ring, &b->conns[i], i,
-				  b->mode == M_ASYNC ? IOSQE_ASYNC : 0);
+	} else if (ring_start(b, &ring)) {
+		return;
 	}
 	pthread_create(&src, NULL, source_fn, b);
 	pthread_create(&snk, NULL, sink_fn, b);
@@ -364,18 +370,10 @@ static void run_cell(struct bench *b)
 static void run_idle(struct bench *b)
 {
 	struct iou_ring ring;
-	int i, ret;
+	int ret;
 
-	if (setup_conns(b))
+	if (setup_conns(b) || ring_start(b, &ring))
 		return;
-	ret = iou_setup(&ring, 2 * MAX_CONNS, 0);
-	if (ret) {
-		fail(b, "io_uring_setup: %s", strerror(-ret));
-		return;
-	}
-	for (i = 0; i < b->n; i++)
-		ring_recv(&ring, &b->conns[i], i,
-			  b->mode == M_ASYNC ? IOSQE_ASYNC : 0);
 	ret = iou_submit_and_wait(&ring, 0);
 	if (ret != b->n) {
 		fail(b, "submitted %d of %d", ret, b->n);
@@ -428,18 +426,11 @@ static void cell_in_child(int n, enum mode mode, double dur, bool idle,
 		waitpid(pid, &status, 0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The median round by MB/s, its spread, the most workers of any round. */
 static void pick_median(struct result *rounds, int n, struct result *out,
 			double *spread)
 {
-	double v[MAX_ROUNDS];
+	double v[MAX_ROUNDS], median;
 	int k, workers = 0;
 
 	for (k = 0; k < n; k++) {
@@ -451,13 +442,12 @@ static void pick_median(struct result *rounds, int n, struct result *out,
 		if (rounds[k].workers > workers)
 			workers = rounds[k].workers;
 	}
-	qsort(v, n, sizeof(v[0]), cmp_double);
+	median = bench_median(v, n, spread);
 	for (k = 0; k < n; k++)
-		if (rounds[k].mbs == v[n / 2])
+		if (rounds[k].mbs == median)
 			break;
 	*out = rounds[k];
 	out->workers = workers;
-	*spread = v[n / 2] > 0 ? (v[n - 1] - v[0]) / v[n / 2] : 0;
 }
 
 static void usage(const char *prog, FILE *f)

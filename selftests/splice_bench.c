@@ -66,6 +66,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_helpers.h"
 #include "iou_helpers.h"
 
 #define NO_OFF		((__u64)-1)
@@ -603,13 +604,6 @@ static void usage(const char *prog, FILE *f)
 		"  -h          this text\n", prog, MAX_ROUNDS);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The cell of the median round (by ops/s) in @out, its spread in @spread;
  * a failed round makes the cell failed.
@@ -617,7 +611,7 @@ static int cmp_double(const void *a, const void *b)
 static void pick_median(struct result *rounds, int n, struct result *out,
 			double *spread)
 {
-	double ops[MAX_ROUNDS];
+	double ops[MAX_ROUNDS], median;
 	int k, workers = 0;
 
 	for (k = 0; k < n; k++) {
@@ -629,13 +623,12 @@ static void pick_median(struct result *rounds, int n, struct result *out,
 		if (rounds[k].workers > workers)
 			workers = rounds[k].workers;
 	}
-	qsort(ops, n, sizeof(ops[0]), cmp_double);
+	median = bench_median(ops, n, spread);
 	for (k = 0; k < n; k++)
-		if (rounds[k].ops == ops[n / 2])
+		if (rounds[k].ops == median)
 			break;
 	*out = rounds[k];
 	out->workers = workers;
-	*spread = ops[n / 2] > 0 ? (ops[n - 1] - ops[0]) / ops[n / 2] : 0;
 }
 
 static void print_ratio(char *buf, size_t size, const struct result *a,
