@@ -84,8 +84,14 @@ struct outcome {
 	char err[160];		/* set when the run itself could not be done */
 };
 
-/* fds[0] is read from, fds[1] written to, as with pipe(2). */
-static int make_end(enum end_kind kind, int fds[2])
+/*
+ * fds[0] is read from, fds[1] written to, as with pipe(2). An output
+ * socket gets small buffers, so that a 64 KiB splice does not fit at once;
+ * an input keeps the defaults, so that a feed arrives as one segment and
+ * the blocking splice_read (which returns what one read finds) takes all
+ * of it, as the inline try does.
+ */
+static int make_end(enum end_kind kind, bool output, int fds[2])
 {
 	int small = 4096;
 
@@ -93,12 +99,13 @@ static int make_end(enum end_kind kind, int fds[2])
 	case END_PIPE:
 		return pipe(fds) ? -errno : 0;
 	case END_TCP:
-		/* small buffers: a 64 KiB splice does not fit at once */
-		return iou_tcp_pair(&fds[1], &fds[0], 4096);
+		return iou_tcp_pair(&fds[1], &fds[0], output ? small : 0);
 	case END_UNIX:
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds))
 			return -errno;
-		setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+		if (output)
+			setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &small,
+				   sizeof(small));
 		return 0;
 	}
 	return -EINVAL;
@@ -200,9 +207,9 @@ static void run_case(const struct sp_case *c, __u8 sqe_flags,
 		return;
 	}
 	fill_pattern(pat, PAT_MAX, 0x5eed);
-	ret = make_end(c->in, in);
+	ret = make_end(c->in, false, in);
 	if (!ret)
-		ret = make_end(c->out, out);
+		ret = make_end(c->out, true, out);
 	if (!ret && c->pipe_size &&
 	    fcntl(in[1], F_SETPIPE_SZ, c->pipe_size) < c->pipe_size)
 		ret = -errno;
