@@ -16,13 +16,16 @@ usage() {
 Usage: $0 [options] [FILTER_GLOB]
 
 Applies patches/ and the tests (kunit/, selftests/) to Debian's
-linux-source-6.12, builds the KUnit kernel incrementally and runs it under
-QEMU (TCG) with kunit.py, then prints "kunit: N passed, N failed, N skipped".
+linux-source-6.12, builds the guest kernel of run_selftests.sh with the
+suites built in (kconfig-fragments/selftests + kunit) incrementally, boots it
+under QEMU (TCG) with "kunit.py exec", then prints
+"kunit: N passed, N failed, N skipped".
 FILTER_GLOB selects suites or tests, as kunit.py takes it: 'io_uring_sqe*'.
 
 Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
-                   atomic-sleep checks, hung tasks); built in its own directory
+                   atomic-sleep checks, hung tasks): the kernel of
+                   run_selftests.sh --debug
   --kvm            boot with KVM instead of TCG (opt-in; env IOU_KVM=1)
   --timeout SECS   guest timeout (env IOU_KUNIT_TIMEOUT, default $IOU_KUNIT_TIMEOUT)
   --output DIR     results folder (default: \$IOU_OUT_DIR/kunit-<date>)
@@ -56,14 +59,20 @@ done
 iou_prepare_host
 iou_prepare_tree
 
-build=$IOU_VERSION_DIR/build-kunit
-kunitconfigs=(--kunitconfig=io_uring/.kunitconfig)
+variant=""
+extra_fragments=()
 if [ "$debug" = 1 ]; then
-	build+=-debug
-	kunitconfigs+=(--kunitconfig="$IOU_REPO/kconfig-fragments/debug")
+	variant=-debug
+	extra_fragments+=(debug)
 fi
+# The suites are built into the guest kernel of run_selftests.sh (its
+# fragments plus kconfig-fragments/kunit), in its build directory: one kernel
+# for both runners, and kunit.py boots it. kunit.py's own "config" step
+# would make a kernel of its own from olddefconfig.
+build=$(iou_guest_build_dir "$variant")
+mapfile -t fragments < <(iou_guest_fragments "${extra_fragments[@]}")
 iou_lock_build_dir "$build"
-out=${out:-$IOU_OUT_DIR/kunit$([ "$debug" = 1 ] && echo -debug)-$(date +%Y%m%d-%H%M%S)}
+out=${out:-$IOU_OUT_DIR/kunit$variant-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/kunit-latest"
 
@@ -71,10 +80,8 @@ kunit=(python3 tools/testing/kunit/kunit.py)
 common=(--arch=x86_64 --build_dir="$build")
 
 cd "$IOU_TREE"
-iou_run_logged "configuring the KUnit kernel in $build" "$out/config.log" \
-	"${kunit[@]}" config "${common[@]}" "${kunitconfigs[@]}"
-iou_run_logged "building the KUnit kernel (a cold build takes ~8 min on 2 cores)" \
-	"$out/build.log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" all
+iou_configure_guest_kernel "$build" "$out/config.log" "${fragments[@]}"
+iou_build_guest_kernel "$build" "$out/build.log"
 
 exec_args=("${common[@]}" --timeout="$IOU_KUNIT_TIMEOUT" --json="$out/kunit.json")
 [ "$IOU_KVM" = 1 ] && exec_args+=(--qemu_args="-accel kvm")

@@ -25,6 +25,8 @@ enum io_splice_test_file {
 	F_UNIX_STREAM,
 	F_UNIX_DGRAM,
 	F_NETLINK,
+	F_TCP,
+	F_UDP,
 	F_SHMEM,
 	F_SHMEM_DIRECT,		/* the same with O_DIRECT */
 	NR_TEST_FILES,
@@ -37,6 +39,8 @@ static const char *const io_splice_test_file_names[NR_TEST_FILES] = {
 	[F_UNIX_STREAM]		= "unix stream",
 	[F_UNIX_DGRAM]		= "unix dgram",
 	[F_NETLINK]		= "netlink",
+	[F_TCP]			= "tcp",
+	[F_UDP]			= "udp",
 	[F_SHMEM]		= "shmem file",
 	[F_SHMEM_DIRECT]	= "O_DIRECT shmem file",
 };
@@ -78,6 +82,9 @@ static int io_splice_test_files_init(struct kunit *test)
 	tf->f[F_UNIX_STREAM] = io_splice_test_socket(AF_UNIX, SOCK_STREAM);
 	tf->f[F_UNIX_DGRAM] = io_splice_test_socket(AF_UNIX, SOCK_DGRAM);
 	tf->f[F_NETLINK] = io_splice_test_socket(AF_NETLINK, SOCK_RAW);
+	/* NULL without CONFIG_INET: those rows skip */
+	tf->f[F_TCP] = io_splice_test_socket(AF_INET, SOCK_STREAM);
+	tf->f[F_UDP] = io_splice_test_socket(AF_INET, SOCK_DGRAM);
 	tf->f[F_SHMEM] = shmem_file_setup("io_splice_kunit", PAGE_SIZE, 0);
 	if (IS_ERR(tf->f[F_SHMEM]))
 		tf->f[F_SHMEM] = NULL;
@@ -114,9 +121,13 @@ static const struct io_splice_punt_case io_splice_punt_cases[] = {
 	{ F_PIPE_READ, F_UNIX_STREAM, false, "sendmsg with MSG_DONTWAIT" },
 	{ F_PIPE_READ, F_UNIX_DGRAM, true, "datagram: not on the allowlist" },
 	{ F_PIPE_READ, F_NETLINK, true, "family not known" },
+	{ F_PIPE_READ, F_TCP, false, "tcp_sendmsg with MSG_DONTWAIT" },
+	{ F_PIPE_READ, F_UDP, true, "datagram: not on the allowlist" },
 	{ F_UNIX_STREAM, F_PIPE_WRITE, false, "honours SPLICE_F_NONBLOCK" },
 	{ F_UNIX_DGRAM, F_PIPE_WRITE, true, "generic splice_read may wait" },
 	{ F_NETLINK, F_PIPE_WRITE, true, "family not known" },
+	{ F_TCP, F_PIPE_WRITE, false, "tcp_splice_read honours the nowait mode" },
+	{ F_UDP, F_PIPE_WRITE, true, "generic splice_read may wait" },
 	{ F_SHMEM, F_PIPE_WRITE, false, "swap-in, locked folio: -EAGAIN" },
 	{ F_SHMEM_DIRECT, F_PIPE_WRITE, true, "O_DIRECT: read_iter may block" },
 	{ F_PIPE_READ, F_SHMEM, true, "write_iter may sleep" },

@@ -2,10 +2,12 @@
 /*
  * KUnit suite for the user ABI of struct io_uring_sqe.
  *
- * io_uring_init() pins every sqe field at build time with
- * BUILD_BUG_SQE_ELEM(). This suite states the same promises once more, at run
- * time and one line per field, for the fields that splice, tee and ioctl
- * read, so that a report shows exactly which promise a change broke.
+ * io_uring_init() pins sqe fields at build time with BUILD_BUG_SQE_ELEM(),
+ * by offset and size. This suite states the layout once more, one line per
+ * member and union alias (array members by their first element), and adds
+ * what the build does not check: each member's signedness (splice_fd_in is
+ * signed, file_index, its alias, is not), so that a report shows exactly
+ * which promise a change broke.
  */
 #include <kunit/test.h>
 #include <linux/splice.h>
@@ -30,24 +32,59 @@ struct sqe_field_case {
 		.expected_signed = is_signed_type(type),		\
 	}
 
+/* Every member and union alias of 6.12's sqe plus the series' two. */
 static const struct sqe_field_case sqe_field_cases[] = {
 	SQE_FIELD(opcode, 0, __u8),
 	SQE_FIELD(flags, 1, __u8),
 	SQE_FIELD(ioprio, 2, __u16),
 	SQE_FIELD(fd, 4, __s32),
 	SQE_FIELD(off, 8, __u64),
+	SQE_FIELD(addr2, 8, __u64),
+	SQE_FIELD(cmd_op, 8, __u32),
+	SQE_FIELD(__pad1, 12, __u32),
 	SQE_FIELD(ioctl_arg, 8, __u64),
 	SQE_FIELD(addr, 16, __u64),
 	SQE_FIELD(splice_off_in, 16, __u64),
+	SQE_FIELD(level, 16, __u32),
+	SQE_FIELD(optname, 20, __u32),
 	SQE_FIELD(len, 24, __u32),
 	SQE_FIELD(ioctl_cmd, 24, __u32),
+	SQE_FIELD(rw_flags, 28, __u32),
+	SQE_FIELD(fsync_flags, 28, __u32),
+	SQE_FIELD(poll_events, 28, __u16),
+	SQE_FIELD(poll32_events, 28, __u32),
+	SQE_FIELD(sync_range_flags, 28, __u32),
+	SQE_FIELD(msg_flags, 28, __u32),
+	SQE_FIELD(timeout_flags, 28, __u32),
+	SQE_FIELD(accept_flags, 28, __u32),
+	SQE_FIELD(cancel_flags, 28, __u32),
+	SQE_FIELD(open_flags, 28, __u32),
+	SQE_FIELD(statx_flags, 28, __u32),
+	SQE_FIELD(fadvise_advice, 28, __u32),
 	SQE_FIELD(splice_flags, 28, __u32),
+	SQE_FIELD(rename_flags, 28, __u32),
+	SQE_FIELD(unlink_flags, 28, __u32),
+	SQE_FIELD(hardlink_flags, 28, __u32),
+	SQE_FIELD(xattr_flags, 28, __u32),
+	SQE_FIELD(msg_ring_flags, 28, __u32),
+	SQE_FIELD(uring_cmd_flags, 28, __u32),
+	SQE_FIELD(waitid_flags, 28, __u32),
+	SQE_FIELD(futex_flags, 28, __u32),
+	SQE_FIELD(install_fd_flags, 28, __u32),
+	SQE_FIELD(nop_flags, 28, __u32),
 	SQE_FIELD(user_data, 32, __u64),
 	SQE_FIELD(buf_index, 40, __u16),
+	SQE_FIELD(buf_group, 40, __u16),
 	SQE_FIELD(personality, 42, __u16),
 	SQE_FIELD(splice_fd_in, 44, __s32),
 	SQE_FIELD(file_index, 44, __u32),
+	SQE_FIELD(optlen, 44, __u32),
+	SQE_FIELD(addr_len, 44, __u16),
+	SQE_FIELD(__pad3[0], 46, __u16),
 	SQE_FIELD(addr3, 48, __u64),
+	SQE_FIELD(__pad2[0], 56, __u64),
+	SQE_FIELD(optval, 48, __u64),
+	SQE_FIELD(cmd[0], 48, __u8),
 };
 
 static void sqe_field_case_desc(const struct sqe_field_case *c, char *desc)

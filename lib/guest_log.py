@@ -5,10 +5,16 @@ the results of extra programs run with --run.
 
   guest_log.py splats LOG      print each splat with its backtrace; exit 1
                                if there is any
-  guest_log.py selftests LOG   print every result, the splats and the final
+  guest_log.py selftests LOG [--expect LIST] [--allowed-skips FILE]
+                               print every result, the splats and the final
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
-                               missing end marker
+                               missing end marker; with --expect (kselftest-
+                               list.txt), on a program without a result, an
+                               incomplete TAP plan or a runner exit status
+                               missing or non-zero; with --allowed-skips
+                               (lib/selftest-skips, patched runs), on a skip
+                               it does not list
   guest_log.py bench LOG       the same for a --bench run, whose programs
                                are the benchmarks; ends "bench: ..."
   guest_log.py liburing LOG --known FILE --results TSV [--baseline TSV]
@@ -23,6 +29,7 @@ the results of extra programs run with --run.
                                that passed there and fails here
 """
 import argparse
+import fnmatch
 import re
 import sys
 
@@ -42,6 +49,9 @@ TOP_RESULT = re.compile(
 # "# ok 4 name # SKIP why", or "# ok 5 # XFAIL why" (ksft_test_result_xfail()
 # puts the directive right after the number).
 SUB_RESULT = re.compile(r"^# (not ok|ok) \d+ ?(.*?)(?:\s*#\s*(\w+).*)?$")
+# run_kselftest.sh's plan of each collection, "1..7", and its exit status.
+TOP_PLAN = re.compile(r"^1\.\.(\d+)\s*$")
+RUNNER_EXIT = re.compile(r"^IOU-KSELFTEST-EXIT rc=(\d+)")
 EXTRA_BEGIN = re.compile(r"^IOU-RUN-BEGIN (\S+)")
 EXTRA_END = re.compile(r"^IOU-RUN-END (\S+) rc=(\d+)")
 GUEST_DONE = "IOU-GUEST-DONE"
@@ -81,10 +91,39 @@ def verdict(status, directive):
     return "pass" if status == "ok" else "fail"
 
 
-def selftests(lines, label="selftests"):
+def read_allowed_skips(path):
+    """lib/selftest-skips: "<program> <case glob> <reason>" per line; "-" as
+    the case stands for the program's own skip (exit 4)."""
+    allowed = []
+    with open(path) as f:
+        for num, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 2)
+            if len(parts) < 3:
+                sys.exit(f"{path}:{num}: want \"program case-glob reason\"")
+            allowed.append(tuple(parts))
+    return allowed
+
+
+def skip_allowed(allowed, program, case):
+    return any(prog == program and fnmatch.fnmatchcase(case, glob)
+               for prog, glob, _ in allowed)
+
+
+def selftests(lines, label="selftests", expected=None, allowed_skips=None):
+    """expected: the "collection:program" entries the runner was given (its
+    plan must be complete, its exit status seen); allowed_skips: when given
+    (a patched run), a skip that it does not list is a failure."""
     counts = {"pass": 0, "fail": 0, "skip": 0}
     cases = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
     extra_output = None
+    pending_skips = []
+    unlisted_skips = []
+    seen = set()
+    plans = []
+    runner_rc = None
     for line in lines:
         if EXTRA_BEGIN.match(line):
             extra_output = []
@@ -102,19 +141,62 @@ def selftests(lines, label="selftests"):
         if extra_output is not None:
             extra_output.append(line)
             continue
+        runner = RUNNER_EXIT.match(line)
+        if runner:
+            runner_rc = int(runner.group(1))
+            continue
+        plan = TOP_PLAN.match(line)
+        if plan:
+            plans.append([int(plan.group(1)), 0])
+            continue
         sub = SUB_RESULT.match(line)
         if sub:
-            cases[verdict(sub.group(1), sub.group(3))] += 1
+            result = verdict(sub.group(1), sub.group(3))
+            cases[result] += 1
+            if result == "skip":
+                pending_skips.append((sub.group(2) or "?", line))
             continue
         top = TOP_RESULT.match(line)
         if top:
             result = verdict(top.group(1), top.group(4))
             counts[result] += 1
+            seen.add(f"{top.group(2)}:{top.group(3)}")
+            if plans:
+                plans[-1][1] += 1
             print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}")
+            program = top.group(3)
+            if result == "skip":
+                pending_skips.append(("-", line))
+            for case, skip_line in pending_skips:
+                if allowed_skips is not None and not skip_allowed(allowed_skips, program, case):
+                    unlisted_skips.append(f"{program} {case}: {skip_line.strip()}")
+            pending_skips = []
             continue
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
           f"{cases['fail']} failed, {cases['skip']} skipped, "
           f"{cases['xfail']} known failures)")
+    # A skip in a patched run that lib/selftest-skips does not list hides a
+    # feature the series should have: one failure, naming each skip.
+    if unlisted_skips:
+        counts["fail"] += 1
+        print("  FAIL skips not in lib/selftest-skips (a patched run may skip only those):")
+        for skip in unlisted_skips:
+            print("       | " + skip)
+    if expected is not None:
+        # The runner's plan: every program it was given has a result, each
+        # plan is complete, and the runner's exit status was seen.
+        missing = [name for name in expected if name not in seen]
+        short = [f"1..{want} with {got} results" for want, got in plans if got != want]
+        if missing or short or not plans:
+            counts["fail"] += 1
+            print("  FAIL kselftest runner: results missing: "
+                  + ", ".join(missing + short or ["no TAP plan"]))
+        if runner_rc is None:
+            counts["fail"] += 1
+            print("  FAIL kselftest runner: its exit status was not printed (killed?)")
+        elif runner_rc != 0 and counts["fail"] == 0:
+            counts["fail"] += 1
+            print(f"  FAIL kselftest runner: exit {runner_rc} with no failed test")
     # The kernel's log and the guest's run itself count as one result each
     # when they go wrong, so that the totals line shows the failure.
     found = splat_reports(lines)
@@ -141,10 +223,16 @@ TIMED_OUT = (124, 137)
 KNOWN_KINDS = ("fail", "flaky", "exclude")
 
 
+KNOWN_FAILURE = re.compile(r'^rc=(\d+) "([^"]+)" (.+)$')
+
+
 def read_known(path):
     """lib/liburing-known-failures: "test kind reason..." per line, kind
     "fail" (fails on pristine 6.12 too), "flaky" (fails now and then on
-    any kernel) or "exclude" (not run)."""
+    any kernel) or "exclude" (not run). A fail or flaky entry's reason
+    starts with the failure it expects, rc=N "a piece of one output line":
+    a test that fails another way is not that known failure.
+    Returns {test: (kind, reason, rc, output)}."""
     known = {}
     with open(path) as f:
         for num, line in enumerate(f, 1):
@@ -155,8 +243,22 @@ def read_known(path):
             if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
                 sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
                          "reason\"")
-            known[parts[0]] = (parts[1], parts[2])
+            rc = output = None
+            reason = parts[2]
+            if parts[1] != "exclude":
+                failure = KNOWN_FAILURE.match(reason)
+                if not failure:
+                    sys.exit(f"{path}:{num}: want \"test {parts[1]} rc=N "
+                             "\"output\" reason\"")
+                rc, output, reason = int(failure.group(1)), failure.group(2), failure.group(3)
+            known[parts[0]] = (parts[1], reason, rc, output)
     return known
+
+
+def known_failure_matches(entry, rc, out):
+    """Whether a failure is the one a known entry describes."""
+    _, _, want_rc, want_out = entry
+    return rc == want_rc and any(want_out in line for line in out)
 
 
 def read_results(path):
@@ -244,21 +346,31 @@ def liburing(lines, args):
         rows.append((name, result, rc, t["secs"]))
         note = ""
         if result == "fail":
-            kind, reason = known.get(name, (None, None))
+            kind, reason, want_rc, want_out = known.get(name, (None, None, None, None))
+            listed = kind in ("fail", "flaky") and known_failure_matches(known[name], rc, t["out"])
             if splats:
                 note = "SPLAT: a kernel bug whatever the test says"
                 gate.append(f"{name}: kernel splat")
-            elif kind == "flaky":
+            elif kind == "flaky" and listed:
                 note = f"known flaky: {reason}"
             elif baseline.get(name) == "pass":
                 note = "REGRESSION: passed on pristine"
                 gate.append(f"{name}: passed on pristine, fails here ({why})")
-            elif kind == "fail":
+            elif kind == "fail" and listed:
                 note = f"known: {reason}"
+            elif kind in ("fail", "flaky"):
+                note = f"NOT the known failure (rc={want_rc} \"{want_out}\")"
+                gate.append(f"{name}: fails ({why}), not as "
+                            f"{args.known.split('/')[-1]} says (rc={want_rc} \"{want_out}\")")
             else:
                 note = "NEW: not in " + args.known.split("/")[-1]
                 gate.append(f"{name}: fails ({why}) and is not a known "
                             "failure")
+        elif result == "skip" and baseline.get(name) == "pass":
+            # liburing's tests turn an -EINVAL from a new opcode path into
+            # a skip: what passed on pristine must pass here.
+            note = "REGRESSION: passed on pristine, skipped here"
+            gate.append(f"{name}: passed on pristine, skipped here")
         elif name in known and known[name][0] == "fail":
             note = "known failure passed this time"
         secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
@@ -271,7 +383,12 @@ def liburing(lines, args):
             for line in splats:
                 print("       ! " + line)
     ran = {t["name"] for t in tests}
-    excluded = sorted(n for n, (k, _) in known.items() if k == "exclude")
+    excluded = sorted(n for n, entry in known.items() if entry[0] == "exclude")
+    # Every test of the baseline that is still to run must have run.
+    for name in sorted(set(baseline) - ran - set(excluded)):
+        counts["fail"] += 1
+        print(f"  FAIL {name} [MISSING: in the pristine baseline, not run here]")
+        gate.append(f"{name}: ran on pristine, no result here")
     for name in excluded:
         print(f"  EXCL {name} [not run: {known[name][1]}]")
     found = splat_reports(outside)
@@ -317,7 +434,19 @@ def main(argv):
         parser.add_argument("--version")
         args = parser.parse_args(argv[2:])
         return 0 if liburing(read_lines(args.log), args) else 1
-    if len(argv) != 3 or argv[1] not in ("splats", "selftests", "bench"):
+    if len(argv) >= 3 and argv[1] == "selftests":
+        parser = argparse.ArgumentParser(prog="guest_log.py selftests")
+        parser.add_argument("log")
+        parser.add_argument("--expect")
+        parser.add_argument("--allowed-skips")
+        args = parser.parse_args(argv[2:])
+        expected = None
+        if args.expect:
+            with open(args.expect) as f:
+                expected = [line.strip() for line in f if line.strip()]
+        allowed = read_allowed_skips(args.allowed_skips) if args.allowed_skips else None
+        return 0 if selftests(read_lines(args.log), "selftests", expected, allowed) else 1
+    if len(argv) != 3 or argv[1] not in ("splats", "bench"):
         sys.exit(__doc__)
     lines = read_lines(argv[2])
     if argv[1] == "splats":

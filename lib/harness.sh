@@ -24,7 +24,7 @@ IOU_WITH_SERIES=${IOU_WITH_SERIES:-1}
 IOU_HOST_PACKAGES=(
 	qemu-system-x86 busybox-static
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
-	python3 python3-ply python3-git git rsync kmod
+	python3 python3-ply python3-git git rsync kmod ccache
 )
 
 # Help text shared by every runner: the environment it reads.
@@ -41,6 +41,8 @@ Environment:
                    (default: the pinned $IOU_PINNED_LINUX_SOURCE_VERSION)
   IOU_WITH_SERIES  1 applies patches/ (default); 0 builds the pristine tree
                    with only the tests added (what --pristine sets)
+  CCACHE_DIR       ccache's cache; kernels are compiled through ccache
+                   (default: \$IOU_CACHE_DIR/ccache, here: ${CCACHE_DIR:-$IOU_CACHE_DIR/ccache})
 EOF
 }
 
@@ -121,6 +123,82 @@ iou_prepare_host() {
 	# Each tree has its own scratch worktree where the series is applied.
 	IOU_APPLY_DIR=$IOU_TREE-apply
 	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
+	# Debian's ccache links named gcc, cc... come first in PATH: the
+	# pristine guest then reuses the patched guest's objects for every
+	# file the series does not change (see iou_guest_build_dir).
+	export CCACHE_DIR=${CCACHE_DIR:-$IOU_CACHE_DIR/ccache}
+	export PATH=/usr/lib/ccache:$PATH
+}
+
+# The guest kernel's build directory for a variant ("", -debug, -coverage,
+# ...): a direct child of the source tree, for which kbuild names every
+# source by a relative path (srctree := ..). The compiler commands of the
+# patched and the pristine tree are then the same, and ccache finds the
+# objects of the files the series leaves alone. The kernel's .gitignore
+# ignores dot files, so git checkouts of the tree leave it be.
+iou_guest_build_dir() {
+	echo "$IOU_TREE/.build-guest$1"
+}
+
+# The config fragments of the guest kernel: the selftests' guest, the
+# selftests' own config (what an in-tree user merges; that it sticks here
+# shows it is complete), plus the KUnit suites when the series is applied
+# (kunit.py boots the same kernel; the pristine tree has no suites), plus
+# the given extra fragments.
+iou_guest_fragments() {
+	echo "$IOU_REPO/kconfig-fragments/selftests"
+	echo "$IOU_REPO/selftests/config"
+	[ "$IOU_WITH_SERIES" != 1 ] || echo "$IOU_REPO/kconfig-fragments/kunit"
+	local extra
+	for extra in "$@"; do
+		echo "$IOU_REPO/kconfig-fragments/$extra"
+	done
+}
+
+# Configure the guest kernel in a build directory from fragments, the
+# kernel's way (merge_config.sh on allnoconfig), then insist that every
+# requested option stuck (the last fragment naming an option wins);
+# reconfigure only when a fragment changed. Runs in the source tree.
+iou_configure_guest_kernel() {
+	local build=$1 log=$2
+	shift 2
+	local fragments=("$@") stamp=$build/.iou-fragments hash want name got missing=()
+	hash=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
+	if [ ! -f "$build/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
+		iou_run_logged "configuring the guest kernel in $build" "$log" \
+			env ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$build" "${fragments[@]}"
+		echo "$hash" >"$stamp"
+	fi
+	make ARCH=x86_64 O="$build" olddefconfig >>"$log" 2>&1
+	while read -r want; do
+		if [[ $want == "# "* ]]; then
+			name=${want#\# }
+			name=${name%% *}
+			got=$(grep -E "^$name=[ym]" "$build/.config" || true)
+			[ -z "$got" ] || missing+=("$want (got: $got)")
+			continue
+		fi
+		got=$(grep -E "^${want%%=*}=" "$build/.config" || true)
+		[ "$got" = "$want" ] || missing+=("$want (got: ${got:-not set})")
+	done < <(cat "${fragments[@]}" |
+		grep -E '^CONFIG_[A-Za-z0-9_]+=|^# CONFIG_[A-Za-z0-9_]+ is not set' |
+		awk '{ name = ($1 == "#") ? $2 : substr($0, 1, index($0, "=") - 1)
+			last[name] = $0; order[NR] = name }
+			END { for (i = 1; i <= NR; i++) if (!(order[i] in seen)) {
+				seen[order[i]] = 1; print last[order[i]] } }')
+	if [ "${#missing[@]}" -gt 0 ]; then
+		printf '  %s\n' "${missing[@]}" >&2
+		iou_die "requested config options did not stick (see above)"
+	fi
+}
+
+# Build the guest kernel (bzImage, modules, uapi headers) in a build
+# directory; extra make arguments follow.
+iou_build_guest_kernel() {
+	local build=$1 log=$2
+	shift 2
+	iou_run_logged "building the guest kernel (a cold build takes ~9 min on 2 cores)" \
+		"$log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "$@"
 }
 
 # Commits made in the cache carry the identity of whoever runs the harness.

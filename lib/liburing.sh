@@ -95,10 +95,11 @@ iou_liburing_prepare() {
 	src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'liburing-*' | head -n 1)
 	[ -n "$src" ] || iou_die "no liburing-* folder in $dir"
 	IOU_LIBURING_TESTS=$dir/tests
-	if [ ! -f "$dir/.iou-build-done" ]; then
+	# The stamp names the build's recipe: a new one builds again.
+	if [ ! -f "$dir/.iou-build-2-done" ]; then
 		iou_run_logged "building liburing $ver and its tests (static) in $src" \
 			"$log_dir/liburing-build.log" iou_liburing_build "$src" "$IOU_LIBURING_TESTS"
-		touch "$dir/.iou-build-done"
+		touch "$dir/.iou-build-2-done"
 	fi
 	exec {lock}>&-
 	IOU_LIBURING_COUNT=$(find "$IOU_LIBURING_TESTS" -name '*.t' | wc -l)
@@ -116,6 +117,7 @@ iou_liburing_build() {
 	local src=$1 dest=$2 t
 	cd "$src" || return
 	make -s clean >/dev/null 2>&1 || true
+	iou_liburing_leave_out_hangs
 	./configure
 	make -j"$IOU_JOBS" -C src
 	if ! make -j"$IOU_JOBS" -C test LDFLAGS=-static; then
@@ -128,6 +130,18 @@ iou_liburing_build() {
 	for t in test/*.t; do
 		install -m 755 -s "$t" "$dest/"
 	done
+}
+
+# io_uring_register.t ends with test_poll_ringfd(), a poll on the ring's own
+# fd that 6.12 never completes: the test would hang until its timeout and
+# tell nothing. Leave out that one call, in the unpacked source, so that the
+# rest of the test runs; a liburing whose source differs stops the build.
+iou_liburing_leave_out_hangs() {
+	local file=test/io_uring_register.c
+	grep -q 'left out by run_selftests.sh' "$file" && return 0
+	grep -qP '^\tstatus \|= test_poll_ringfd\(\);$' "$file" ||
+		{ echo "$file: no test_poll_ringfd() call to leave out"; return 1; }
+	sed -i 's#^\tstatus |= test_poll_ringfd();$#\t/* test_poll_ringfd(): left out by run_selftests.sh, hangs on 6.12 */#' "$file"
 }
 
 # The known-failures file as "name kind reason" lines, comments dropped.
