@@ -91,19 +91,24 @@ def verdict(status, directive):
     return "pass" if status == "ok" else "fail"
 
 
+def table_rows(path):
+    """(line number, first two words and the rest) of each line of a
+    lib/ table, blank lines and # comments left out."""
+    with open(path) as f:
+        for num, line in enumerate(f, 1):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield num, line.split(None, 2)
+
+
 def read_allowed_skips(path):
     """lib/selftest-skips: "<program> <case glob> <reason>" per line; "-" as
     the case stands for the program's own skip (exit 4)."""
     allowed = []
-    with open(path) as f:
-        for num, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split(None, 2)
-            if len(parts) < 3:
-                sys.exit(f"{path}:{num}: want \"program case-glob reason\"")
-            allowed.append(tuple(parts))
+    for num, parts in table_rows(path):
+        if len(parts) < 3:
+            sys.exit(f"{path}:{num}: want \"program case-glob reason\"")
+        allowed.append(tuple(parts))
     return allowed
 
 
@@ -234,24 +239,19 @@ def read_known(path):
     a test that fails another way is not that known failure.
     Returns {test: (kind, reason, rc, output)}."""
     known = {}
-    with open(path) as f:
-        for num, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split(None, 2)
-            if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
-                sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
-                         "reason\"")
-            rc = output = None
-            reason = parts[2]
-            if parts[1] != "exclude":
-                failure = KNOWN_FAILURE.match(reason)
-                if not failure:
-                    sys.exit(f"{path}:{num}: want \"test {parts[1]} rc=N "
-                             "\"output\" reason\"")
-                rc, output, reason = int(failure.group(1)), failure.group(2), failure.group(3)
-            known[parts[0]] = (parts[1], reason, rc, output)
+    for num, parts in table_rows(path):
+        if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
+            sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
+                     "reason\"")
+        rc = output = None
+        reason = parts[2]
+        if parts[1] != "exclude":
+            failure = KNOWN_FAILURE.match(reason)
+            if not failure:
+                sys.exit(f"{path}:{num}: want \"test {parts[1]} rc=N "
+                         "\"output\" reason\"")
+            rc, output, reason = int(failure.group(1)), failure.group(2), failure.group(3)
+        known[parts[0]] = (parts[1], reason, rc, output)
     return known
 
 
