@@ -21,14 +21,14 @@ Options:
                    with "checkpatch: N patches, N clean, N with warnings,
                    N with errors"; exits non-zero on an error
   --build-each     also apply the written series one patch at a time onto
-                   pristine (in the scratch apply/ worktree) and, after each,
-                   build vmlinux plus modules with the guest config (the
-                   one with every option the series touches: io_uring, NET,
-                   INET, UNIX, TMPFS, KUnit); after the last, vmlinux with
-                   the guest config without INET too (the other combination
-                   of options). Incremental, in the guest's build directory
-                   (so ./run_selftests.sh must have run once); prints per
-                   patch "applies, guest build, no-INET build, checkpatch" and
+                   pristine (in the scratch apply worktree) and, after each,
+                   build vmlinux with a small config of every option whose
+                   code the series touches (kconfig-fragments/series-check:
+                   io_uring, NET, INET, UNIX, TMPFS, KUnit; warnings are
+                   errors); after the last, the same without INET (the other
+                   combination of options). Incremental, in
+                   \$IOU_CACHE_DIR/.../series-check{,-noinet}; prints per
+                   patch "applies, build, no-INET build, checkpatch" and
                    "series-check: N patches, N good, N bad"; exits non-zero
                    if any patch fails to apply or build (implies --checkpatch)
   -h, --help       this text
@@ -99,46 +99,30 @@ echo "checkpatch: $total patches, $clean clean, $warned with warnings, $errored 
 [ "$build_each" = 1 ] || [ "$errored" -eq 0 ]
 [ "$build_each" = 1 ] || exit 0
 
-# Build one config in its runner's build directory at the tree's current
-# commit; the .config saved before the check is the starting point each time.
-build_config() {
+# The series is built where it is applied, in the scratch apply worktree,
+# with a small config of its own (kconfig-fragments/series-check): the
+# runners' tree and build directories are left alone. Nobody may apply the
+# series there meanwhile: hold the tree lock as iou_prepare_tree does.
+check_dir=$IOU_VERSION_DIR/series-check
+noinet_dir=$IOU_VERSION_DIR/series-check-noinet
+iou_lock_tree_exclusive
+iou_lock_build_dir "$check_dir"
+iou_lock_build_dir "$noinet_dir"
+check_fragments=("$IOU_REPO/kconfig-fragments/series-check")
+printf '%s\n' "# CONFIG_INET is not set" "# CONFIG_IPV6 is not set" >"$out/noinet.config"
+noinet_fragments=("${check_fragments[@]}" "$out/noinet.config")
+
+# Configure (when a fragment changed) and build vmlinux in a build directory
+# from the apply worktree's current commit.
+build_check_kernel() {
 	local dir=$1 log=$2
 	shift 2
-	cp "$dir/.config.series-check" "$dir/.config"
-	make -s -C "$IOU_TREE" ARCH=x86_64 O="$dir" olddefconfig >"$log" 2>&1 &&
-		make -C "$IOU_TREE" ARCH=x86_64 O="$dir" -j"$IOU_JOBS" "$@" >>"$log" 2>&1
+	(
+		cd "$IOU_APPLY_DIR" &&
+			iou_configure_guest_kernel "$dir" "$log.config" "$@" &&
+			make ARCH=x86_64 O="$dir" -j"$IOU_JOBS" vmlinux >"$log" 2>&1
+	)
 }
-
-# Put the tree and the build directories back as the runners left them.
-restore_tree() {
-	local dir
-	iou_git -C "$IOU_TREE" checkout -q -f --detach "$tree_head"
-	for dir in "${build_dirs[@]}"; do
-		[ -f "$dir/.config.series-check" ] && mv "$dir/.config.series-check" "$dir/.config"
-	done
-	iou_log "tree back at $(git -C "$IOU_TREE" log --oneline -1)"
-}
-
-guest_dir=$(iou_guest_build_dir "")
-noinet_dir=$(iou_guest_build_dir -noinet)
-build_dirs=("$guest_dir" "$noinet_dir")
-# Nobody else may use the tree while it moves through the series; the tree
-# lock comes before the build directories', as in the runners.
-iou_lock_tree_exclusive
-[ -f "$guest_dir/.config" ] || iou_die "no $guest_dir/.config: run ./run_selftests.sh once first"
-for dir in "${build_dirs[@]}"; do
-	iou_lock_build_dir "$dir"
-done
-tree_head=$(git -C "$IOU_TREE" rev-parse HEAD)
-cp "$guest_dir/.config" "$guest_dir/.config.series-check"
-trap restore_tree EXIT
-# The other combination of options, built where the series ends: the guest
-# without INET (no TCP; the KUnit suites' own config had none before they
-# moved into the guest). ccache shares what INET does not change.
-# shellcheck disable=SC2119 # no extra fragments
-mapfile -t noinet_fragments < <(iou_guest_fragments)
-printf '%s\n' "# CONFIG_INET is not set" "# CONFIG_IPV6 is not set" >"$out/noinet.config"
-noinet_fragments+=("$out/noinet.config")
 
 apply=$IOU_APPLY_DIR
 iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
@@ -152,32 +136,28 @@ for patch in "$out"/*.patch; do
 	case $patch in */0000-cover-letter.patch) continue ;; esac
 	n=$((n + 1))
 	name=${patch##*/}
-	applies=no guest=- noinet=- verdict=
+	applies=no build=- noinet=- verdict=
 	if iou_git -C "$apply" am -q "$patch" >"$logs/$n-am.log" 2>&1; then
 		applies=yes
-		iou_git -C "$IOU_TREE" checkout -q -f --detach "$(git -C "$apply" rev-parse HEAD)"
 		iou_log "[$n] $name: building (logs: $logs/$n-*.log)"
-		guest=FAILED
-		build_config "$guest_dir" "$logs/$n-guest.log" vmlinux modules && guest=ok
-		# One config per step keeps a cold CI run within its budget;
-		# the second is built where the series ends.
+		build=FAILED
+		build_check_kernel "$check_dir" "$logs/$n-build.log" "${check_fragments[@]}" &&
+			build=ok
+		# The no-INET combination is built once, where the series ends.
 		if [ "$n" = "$last" ]; then
 			noinet=FAILED
-			(
-				cd "$IOU_TREE" &&
-					iou_configure_guest_kernel "$noinet_dir" "$logs/$n-noinet-config.log" \
-						"${noinet_fragments[@]}" &&
-					make ARCH=x86_64 O="$noinet_dir" -j"$IOU_JOBS" vmlinux \
-						>"$logs/$n-noinet.log" 2>&1
-			) && noinet=ok
+			[ "$build" = ok ] &&
+				iou_seed_build_dir "$check_dir" "$noinet_dir" "$apply" "$apply"
+			build_check_kernel "$noinet_dir" "$logs/$n-noinet.log" \
+				"${noinet_fragments[@]}" && noinet=ok
 		fi
 	else
 		iou_git -C "$apply" am --abort >/dev/null 2>&1 || true
 	fi
 	verdict=$(checkpatch_verdict "$patch")
-	printf '%-70s applies: %-3s  guest build: %-6s  no-INET build: %-6s  checkpatch: %s\n' \
-		"$name" "$applies" "$guest" "$noinet" "$verdict"
-	if [ "$applies" = yes ] && [ "$guest" = ok ] && [ "$noinet" != FAILED ] &&
+	printf '%-70s applies: %-3s  build: %-6s  no-INET build: %-6s  checkpatch: %s\n' \
+		"$name" "$applies" "$build" "$noinet" "$verdict"
+	if [ "$applies" = yes ] && [ "$build" = ok ] && [ "$noinet" != FAILED ] &&
 		[ "$verdict" != errors ]; then
 		good=$((good + 1))
 	else

@@ -256,6 +256,12 @@ if [ "$liburing" = 1 ]; then
 	iou_liburing_prepare "$out"
 fi
 
+# A pristine guest starts from the patched one's objects when it has none:
+# only the files the series changes, and what includes them, are compiled.
+if [ "$IOU_WITH_SERIES" = 0 ]; then
+	iou_seed_build_dir "$IOU_VERSION_DIR/tree/.build-guest${variant#-pristine}" "$build" \
+		"$IOU_VERSION_DIR/tree" "$IOU_TREE"
+fi
 cd "$IOU_TREE"
 iou_configure_guest_kernel "$build" "$out/config.log" "${fragments[@]}"
 iou_build_guest_kernel "$build" "$out/build.log" "${kmake_args[@]}"

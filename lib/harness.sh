@@ -24,7 +24,7 @@ IOU_WITH_SERIES=${IOU_WITH_SERIES:-1}
 IOU_HOST_PACKAGES=(
 	qemu-system-x86 busybox-static
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
-	python3 python3-ply python3-git git rsync kmod ccache
+	python3 python3-ply python3-git git rsync kmod
 )
 
 # Help text shared by every runner: the environment it reads.
@@ -41,8 +41,6 @@ Environment:
                    (default: the pinned $IOU_PINNED_LINUX_SOURCE_VERSION)
   IOU_WITH_SERIES  1 applies patches/ (default); 0 builds the pristine tree
                    with only the tests added (what --pristine sets)
-  CCACHE_DIR       ccache's cache; kernels are compiled through ccache
-                   (default: \$IOU_CACHE_DIR/ccache, here: ${CCACHE_DIR:-$IOU_CACHE_DIR/ccache})
 EOF
 }
 
@@ -123,21 +121,44 @@ iou_prepare_host() {
 	# Each tree has its own scratch worktree where the series is applied.
 	IOU_APPLY_DIR=$IOU_TREE-apply
 	mkdir -p "$IOU_VERSION_DIR" "$IOU_OUT_DIR"
-	# Debian's ccache links named gcc, cc... come first in PATH: the
-	# pristine guest then reuses the patched guest's objects for every
-	# file the series does not change (see iou_guest_build_dir).
-	export CCACHE_DIR=${CCACHE_DIR:-$IOU_CACHE_DIR/ccache}
-	export PATH=/usr/lib/ccache:$PATH
 }
 
 # The guest kernel's build directory for a variant ("", -debug, -coverage,
 # ...): a direct child of the source tree, for which kbuild names every
-# source by a relative path (srctree := ..). The compiler commands of the
-# patched and the pristine tree are then the same, and ccache finds the
-# objects of the files the series leaves alone. The kernel's .gitignore
+# source by a relative path (srctree := ..), so that a build directory can
+# be copied to another tree (iou_seed_build_dir). The kernel's .gitignore
 # ignores dot files, so git checkouts of the tree leave it be.
 iou_guest_build_dir() {
 	echo "$IOU_TREE/.build-guest$1"
+}
+
+# Start an empty build directory as a copy of a built one, so that make
+# rebuilds only what differs, as it does after a git checkout in one tree:
+# the files that differ between the two trees' commits are touched (made
+# newer than every copied object), and a different config rebuilds the
+# objects that use a changed option (kbuild's per-option include/config/
+# stamps). The trees are worktrees of one repository (or the same tree) and
+# must be clean. Does nothing if DST is configured already or SRC has no
+# kernel: DST is then built from scratch.
+iou_seed_build_dir() {
+	local src=$1 dst=$2 src_tree=$3 dst_tree=$4 lock src_head
+	[ ! -f "$dst/.config" ] && [ -f "$src/vmlinux" ] || return 0
+	[ -z "$(git -C "$src_tree" status --porcelain)" ] &&
+		[ -z "$(git -C "$dst_tree" status --porcelain)" ] || return 0
+	src_head=$(git -C "$src_tree" rev-parse HEAD)
+	# Not while a runner builds in SRC.
+	exec {lock}>"$src.lock"
+	flock -s "$lock"
+	iou_log "seeding $dst from $src: make rebuilds only what differs"
+	rm -rf "$dst"
+	cp -a "$src" "$dst"
+	exec {lock}>&-
+	# The fragments' stamp goes, so the DST's own config is made.
+	rm -f "$dst/.iou-fragments"
+	if [ "$src_tree" != "$dst_tree" ]; then
+		git -C "$dst_tree" diff --name-only -z "$src_head" HEAD -- |
+			(cd "$dst_tree" && xargs -0 -r touch --no-create --)
+	fi
 }
 
 # The config fragments of the guest kernel: the selftests' guest, the
