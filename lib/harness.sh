@@ -18,6 +18,8 @@ IOU_LINUX_SOURCE_VERSION=${IOU_LINUX_SOURCE_VERSION:-$IOU_PINNED_LINUX_SOURCE_VE
 # 0: the pristine tree with only the tests added (a runner's --pristine), in
 # a build tree of its own, to compare today's kernel with the series.
 IOU_WITH_SERIES=${IOU_WITH_SERIES:-1}
+# Build directories whose lock this run holds (iou_lock_build_dir).
+IOU_LOCKED_BUILD_DIRS=()
 
 # Packages every runner needs on the host, besides linux-source-6.12 itself
 # (iou_need_linux_source() installs that at the pinned version).
@@ -146,18 +148,27 @@ iou_seed_build_dir() {
 	[ -z "$(git -C "$src_tree" status --porcelain)" ] &&
 		[ -z "$(git -C "$dst_tree" status --porcelain)" ] || return 0
 	src_head=$(git -C "$src_tree" rev-parse HEAD)
-	# Not while a runner builds in SRC.
-	exec {lock}>"$src.lock"
-	flock -s "$lock"
+	# Not while another run builds in SRC (this one may hold it already:
+	# a second lock of it here would wait for ever).
+	if ! iou_holds_build_dir "$src"; then
+		exec {lock}>"$src.lock"
+		flock -s "$lock"
+	fi
 	iou_log "seeding $dst from $src: make rebuilds only what differs"
 	rm -rf "$dst"
 	cp -a "$src" "$dst"
-	exec {lock}>&-
+	[ -z "${lock:-}" ] || exec {lock}>&-
 	# The fragments' stamp goes, so the DST's own config is made.
 	rm -f "$dst/.iou-fragments"
 	if [ "$src_tree" != "$dst_tree" ]; then
+		# A fresh checkout's files are all newer than the copied
+		# objects: date every tracked file back first, then forward
+		# the ones that differ. git's index then rereads them once.
+		git -C "$dst_tree" ls-files -z |
+			(cd "$dst_tree" && xargs -0 -r touch -h --no-create -d 2020-01-01 --)
 		git -C "$dst_tree" diff --name-only -z "$src_head" HEAD -- |
 			(cd "$dst_tree" && xargs -0 -r touch --no-create --)
+		git -C "$dst_tree" update-index -q --refresh >/dev/null || true
 	fi
 }
 
@@ -399,6 +410,16 @@ iou_lock_build_dir() {
 		iou_log "waiting for another run to release $dir.lock"
 		flock -x "$IOU_BUILD_LOCK"
 	fi
+	IOU_LOCKED_BUILD_DIRS+=("$dir")
+}
+
+# Whether this run holds the lock of a build directory.
+iou_holds_build_dir() {
+	local dir
+	for dir in "${IOU_LOCKED_BUILD_DIRS[@]}"; do
+		[ "$dir" != "$1" ] || return 0
+	done
+	return 1
 }
 
 iou_apply_series() {
