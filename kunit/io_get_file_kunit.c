@@ -226,7 +226,7 @@ static void io_get_file_lookup_test(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, file_count(got),
 				count_before + (c->fixed ? 0 : 1));
 		KUNIT_EXPECT_EQ(test, !!fx->req.rsrc_node, c->fixed);
-		io_put_file(&fx->req, got, c->fixed);
+		io_put_file(got, c->fixed);
 		KUNIT_EXPECT_EQ(test, file_count(got), count_before);
 	}
 	KUNIT_EXPECT_FALSE(test, fx->req.flags & REQ_F_INFLIGHT);
@@ -244,7 +244,7 @@ static void io_get_file_uring_fd_inflight_test(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, got);
 	if (got) {
 		KUNIT_EXPECT_TRUE(test, io_is_uring_fops(got));
-		io_put_file(&fx->req, got, false);
+		io_put_file(got, false);
 	}
 	KUNIT_EXPECT_TRUE(test, fx->req.flags & REQ_F_INFLIGHT);
 	KUNIT_EXPECT_EQ(test, atomic_read(&current->io_uring->inflight_tracked),

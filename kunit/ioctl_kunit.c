@@ -14,10 +14,13 @@
 #include <linux/mman.h>
 #include <linux/shmem_fs.h>
 
+#include "../opdef.h"
+
 static const char *const io_ioctl_kind_names[IO_IOCTL_NR_KINDS] = {
 	[IO_IOCTL_OTHER]	= "other",
 	[IO_IOCTL_PIPE]		= "pipe",
 	[IO_IOCTL_SOCKET]	= "socket",
+	[IO_IOCTL_TCP]		= "TCP socket",
 	[IO_IOCTL_DMA_BUF]	= "dma-buf",
 };
 
@@ -57,12 +60,41 @@ static void io_ioctl_rule_wrong_kind(struct kunit *test)
 		found = io_ioctl_find_rule(rule->cmd, kind);
 		if (!found)
 			continue;
-		/* FIONREAD and SIOCINQ share a number: each has its entry */
-		KUNIT_EXPECT_EQ_MSG(test, found->kind, kind, "on %s",
-				    io_ioctl_kind_names[kind]);
+		/*
+		 * FIONREAD and SIOCINQ share a number: each has its entry;
+		 * a TCP socket takes the socket entries too.
+		 */
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      io_ioctl_kind_covers(found->kind, kind),
+				      "on %s", io_ioctl_kind_names[kind]);
 		KUNIT_EXPECT_NE_MSG(test, kind, IO_IOCTL_OTHER,
 				    "allowed on any file");
 	}
+}
+
+/* SIOCOUTQNSD is TCP's alone; TCP sockets take every socket entry too. */
+static void io_ioctl_outqnsd_tcp_only(struct kunit *test)
+{
+	KUNIT_EXPECT_NULL(test, io_ioctl_find_rule(SIOCOUTQNSD, IO_IOCTL_SOCKET));
+	KUNIT_EXPECT_NOT_NULL(test, io_ioctl_find_rule(SIOCOUTQNSD, IO_IOCTL_TCP));
+	KUNIT_EXPECT_NOT_NULL(test, io_ioctl_find_rule(SIOCINQ, IO_IOCTL_TCP));
+	KUNIT_EXPECT_NOT_NULL(test, io_ioctl_find_rule(SIOCOUTQ, IO_IOCTL_TCP));
+	KUNIT_EXPECT_FALSE(test, io_ioctl_kind_covers(IO_IOCTL_TCP, IO_IOCTL_SOCKET));
+}
+
+/*
+ * io_init_req() refuses an ioprio and an IOPOLL ring for an opcode whose
+ * definition does not claim them; prep leaves those two to it.
+ */
+static void io_ioctl_opdef(struct kunit *test)
+{
+	const struct io_issue_def *def = &io_issue_defs[IORING_OP_IOCTL];
+
+	KUNIT_EXPECT_FALSE(test, def->ioprio);
+	KUNIT_EXPECT_FALSE(test, def->iopoll);
+	KUNIT_EXPECT_TRUE(test, def->needs_file);
+	KUNIT_EXPECT_PTR_EQ(test, def->prep, io_ioctl_prep);
+	KUNIT_EXPECT_PTR_EQ(test, def->issue, io_ioctl);
 }
 
 /*
@@ -159,7 +191,8 @@ static const struct io_ioctl_prep_case io_ioctl_prep_cases[] = {
 	SQE_FIELD_SET(flags, 0),
 	SQE_FIELD_SET(personality, 0),
 	SQE_FIELD_SET(user_data, 0),
-	SQE_FIELD_SET(ioprio, -EINVAL),
+	/* refused before prep by io_init_req(): see io_ioctl_opdef */
+	SQE_FIELD_SET(ioprio, 0),
 	SQE_FIELD_SET(addr, -EINVAL),
 	SQE_FIELD_SET(rw_flags, -EINVAL),
 	SQE_FIELD_SET(buf_index, -EINVAL),
@@ -167,7 +200,8 @@ static const struct io_ioctl_prep_case io_ioctl_prep_cases[] = {
 	SQE_FIELD_SET(addr3, -EINVAL),
 	SQE_FIELD_SET(__pad2, -EINVAL),
 	{ "unlisted command FIONBIO", 0, 0, FIONBIO, false, -EOPNOTSUPP },
-	{ "IOPOLL ring", 0, 0, FIONREAD, true, -EINVAL },
+	/* refused before prep by io_init_req(): see io_ioctl_opdef */
+	{ "IOPOLL ring", 0, 0, FIONREAD, true, 0 },
 };
 
 static void io_ioctl_prep_desc(const struct io_ioctl_prep_case *c, char *desc)
@@ -214,6 +248,8 @@ struct io_ioctl_files {
 	struct file *shmem;
 	struct file *unix_sock;
 	struct file *netlink_sock;
+	struct file *tcp_sock;
+	struct file *udp_sock;
 	unsigned long user_page;
 };
 
@@ -240,6 +276,8 @@ static int io_ioctl_files_init(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(f->shmem));
 	f->unix_sock = io_ioctl_test_socket(test, AF_UNIX, SOCK_STREAM);
 	f->netlink_sock = io_ioctl_test_socket(test, AF_NETLINK, SOCK_RAW);
+	f->tcp_sock = io_ioctl_test_socket(test, AF_INET, SOCK_STREAM);
+	f->udp_sock = io_ioctl_test_socket(test, AF_INET, SOCK_DGRAM);
 	f->user_page = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
 				     PROT_READ | PROT_WRITE,
 				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
@@ -252,7 +290,8 @@ static void io_ioctl_files_exit(struct kunit *test)
 {
 	struct io_ioctl_files *f = test->priv;
 	struct file *files[] = { f->pipe[0], f->pipe[1], f->shmem,
-				 f->unix_sock, f->netlink_sock };
+				 f->unix_sock, f->netlink_sock, f->tcp_sock,
+				 f->udp_sock };
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++)
@@ -271,6 +310,10 @@ static void io_ioctl_kind_of_files(struct kunit *test)
 		kunit_skip(test, "no AF_UNIX or AF_NETLINK sockets (CONFIG_UNIX, CONFIG_NET)");
 	KUNIT_EXPECT_EQ(test, io_ioctl_file_kind(f->unix_sock), IO_IOCTL_SOCKET);
 	KUNIT_EXPECT_EQ(test, io_ioctl_file_kind(f->netlink_sock), IO_IOCTL_OTHER);
+	if (!f->tcp_sock || !f->udp_sock)
+		kunit_skip(test, "no TCP or UDP sockets (CONFIG_INET)");
+	KUNIT_EXPECT_EQ(test, io_ioctl_file_kind(f->tcp_sock), IO_IOCTL_TCP);
+	KUNIT_EXPECT_EQ(test, io_ioctl_file_kind(f->udp_sock), IO_IOCTL_SOCKET);
 }
 
 static int io_ioctl_test_issue(struct kunit *test, struct file *file,
@@ -378,7 +421,75 @@ static void io_ioctl_socket_queues(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, count, 0);
 }
 
+/*
+ * SIOCOUTQNSD runs on TCP only: elsewhere sock_do_ioctl() would read a
+ * struct ifreq at the int argument and answer -ENOTTY.
+ */
+static void io_ioctl_outqnsd_on_sockets(struct kunit *test)
+{
+	struct io_ioctl_files *f = test->priv;
+	struct io_kiocb *req;
+	int count = -1;
+
+	if (!f->tcp_sock || !f->udp_sock || !f->unix_sock)
+		kunit_skip(test, "no TCP, UDP or AF_UNIX sockets (CONFIG_INET, CONFIG_UNIX)");
+	if (!f->user_page)
+		kunit_skip(test, "no user memory for the argument");
+	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->udp_sock, SIOCOUTQNSD,
+						  f->user_page,
+						  IO_URING_F_NONBLOCK, &req),
+			IOU_OK);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->unix_sock, SIOCOUTQNSD,
+						  f->user_page,
+						  IO_URING_F_NONBLOCK, &req),
+			IOU_OK);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, -EOPNOTSUPP);
+	/* an unconnected TCP socket has nothing unsent */
+	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->tcp_sock, SIOCOUTQNSD,
+						  f->user_page,
+						  IO_URING_F_NONBLOCK, &req),
+			IOU_OK);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, 0);
+	KUNIT_EXPECT_EQ(test, get_user(count, (int __user *)f->user_page), 0);
+	KUNIT_EXPECT_EQ(test, count, 0);
+}
+
+/*
+ * The LSM is asked once per request: an inline try that the pipe mutex
+ * turned back has asked already, and the io-wq retry does not ask again.
+ */
+static void io_ioctl_security_once(struct kunit *test)
+{
+	struct io_ioctl_files *f = test->priv;
+	struct pipe_inode_info *pipe = f->pipe[0]->private_data;
+	struct io_kiocb *req = io_ioctl_test_req(test, false);
+	struct io_ioctl *ioc = io_kiocb_to_cmd(req, struct io_ioctl);
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_IOCTL,
+		.ioctl_cmd = FIONREAD,
+	};
+
+	if (!f->user_page)
+		kunit_skip(test, "no user memory for the argument");
+	sqe.ioctl_arg = f->user_page;
+	KUNIT_ASSERT_EQ(test, io_ioctl_prep(req, &sqe), 0);
+	KUNIT_EXPECT_FALSE(test, ioc->permitted);
+	req->file = f->pipe[0];
+
+	mutex_lock(&pipe->mutex);
+	KUNIT_EXPECT_EQ(test, io_ioctl(req, IO_URING_F_NONBLOCK), -EAGAIN);
+	mutex_unlock(&pipe->mutex);
+	KUNIT_EXPECT_TRUE(test, ioc->permitted);
+
+	KUNIT_EXPECT_EQ(test, io_ioctl(req, 0), IOU_OK);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, 0);
+	KUNIT_EXPECT_TRUE(test, ioc->permitted);
+}
+
 static struct kunit_case io_ioctl_table_cases[] = {
+	KUNIT_CASE(io_ioctl_outqnsd_tcp_only),
+	KUNIT_CASE(io_ioctl_opdef),
 	KUNIT_CASE_PARAM(io_ioctl_rule_is_found, io_ioctl_rule_gen_params),
 	KUNIT_CASE_PARAM(io_ioctl_rule_wrong_kind, io_ioctl_rule_gen_params),
 	KUNIT_CASE_PARAM(io_ioctl_rule_near_misses, io_ioctl_rule_gen_params),
@@ -397,6 +508,8 @@ static struct kunit_case io_ioctl_issue_cases[] = {
 	KUNIT_CASE(io_ioctl_pipe_fionread_inline),
 	KUNIT_CASE(io_ioctl_wrong_file_fails),
 	KUNIT_CASE(io_ioctl_socket_queues),
+	KUNIT_CASE(io_ioctl_outqnsd_on_sockets),
+	KUNIT_CASE(io_ioctl_security_once),
 	{}
 };
 

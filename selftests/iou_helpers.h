@@ -12,13 +12,16 @@
 #define __IOU_HELPERS_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -297,6 +300,54 @@ static inline int iou_wait_cqe_timeout(struct iou_ring *ring,
 			return ret;
 	}
 	return 0;
+}
+
+/* Opcode 58, IORING_OP_IOCTL: added by the same series. */
+#define SERIES_OPCODE	58
+
+/*
+ * Why the assertions that need the series (no io-wq worker for an inline
+ * splice, the drain fix, ...) cannot apply, or NULL if it is there: a 6.12
+ * kernel that supports opcode 58.  IOU_SERIES_FORCE=1 makes them apply
+ * anyway.
+ */
+static inline const char *iou_series_absent(void)
+{
+	static char reason[128];
+	struct io_uring_probe *probe;
+	struct iou_ring ring;
+	struct utsname uts;
+	const char *force = getenv("IOU_SERIES_FORCE");
+	size_t sz = sizeof(*probe) + 256 * sizeof(probe->ops[0]);
+	bool supported = false;
+	int ret;
+
+	if (force && !strcmp(force, "1"))
+		return NULL;
+	if (uname(&uts))
+		return "uname(2) failed";
+	if (strncmp(uts.release, "6.12.", 5)) {
+		snprintf(reason, sizeof(reason),
+			 "kernel %s is not 6.12: no inline splice series",
+			 uts.release);
+		return reason;
+	}
+	ret = iou_setup(&ring, 1, 0);
+	if (ret)
+		return "io_uring unavailable";
+	probe = calloc(1, sz);
+	if (probe) {
+		ret = iou_sys_register(ring.fd, IORING_REGISTER_PROBE, probe,
+				       256);
+		supported = !ret && probe->last_op >= SERIES_OPCODE &&
+			    (probe->ops[SERIES_OPCODE].flags &
+			     IO_URING_OP_SUPPORTED);
+		free(probe);
+	}
+	iou_exit(&ring);
+	if (!supported)
+		return "opcode 58 (IORING_OP_IOCTL) not supported: no inline splice series";
+	return NULL;
 }
 
 /* Registered (fixed) file table; -1 entries are empty slots. */

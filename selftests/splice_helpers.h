@@ -19,53 +19,6 @@
 
 #include "iou_helpers.h"
 
-/* Opcode 58, IORING_OP_IOCTL: added by the same series. */
-#define SERIES_OPCODE	58
-
-/*
- * Why the assertions that need the series (no io-wq worker) cannot apply,
- * or NULL if it is there: a 6.12 kernel that supports opcode 58.
- * SPLICE_INLINE_FORCE=1 makes them apply anyway.
- */
-static inline const char *splice_series_absent(void)
-{
-	static char reason[128];
-	struct io_uring_probe *probe;
-	struct iou_ring ring;
-	struct utsname uts;
-	const char *force = getenv("SPLICE_INLINE_FORCE");
-	size_t sz = sizeof(*probe) + 256 * sizeof(probe->ops[0]);
-	bool supported = false;
-	int ret;
-
-	if (force && !strcmp(force, "1"))
-		return NULL;
-	if (uname(&uts))
-		return "uname(2) failed";
-	if (strncmp(uts.release, "6.12.", 5)) {
-		snprintf(reason, sizeof(reason),
-			 "kernel %s is not 6.12: no inline splice series",
-			 uts.release);
-		return reason;
-	}
-	ret = iou_setup(&ring, 1, 0);
-	if (ret)
-		return "io_uring unavailable";
-	probe = calloc(1, sz);
-	if (probe) {
-		ret = iou_sys_register(ring.fd, IORING_REGISTER_PROBE, probe,
-				       256);
-		supported = !ret && probe->last_op >= SERIES_OPCODE &&
-			    (probe->ops[SERIES_OPCODE].flags &
-			     IO_URING_OP_SUPPORTED);
-		free(probe);
-	}
-	iou_exit(&ring);
-	if (!supported)
-		return "opcode 58 (IORING_OP_IOCTL) not supported: no inline splice series";
-	return NULL;
-}
-
 /* Most bytes check_pipe() can compare in one call. */
 #define SPLICE_CHECK_MAX	(3 * 4096)
 

@@ -31,7 +31,7 @@
  * opcode 58 (IORING_OP_IOCTL, added by the same series) as supported and
  * the kernel is a 6.12 one.  Without it every splice goes to io-wq: the
  * assertions about workers that only hold with the series SKIP, everything
- * about the data still runs.  SPLICE_INLINE_FORCE=1 in the environment
+ * about the data still runs.  IOU_SERIES_FORCE=1 in the environment
  * makes them run anyway (to see them fail on an older kernel).
  * SPLICE_INLINE_SEED sets the stress seed (printed in any case).
  */
@@ -337,7 +337,7 @@ FIXTURE_SETUP(inline_path)
 		close(c);
 		close(s);
 	}
-	self->absent = splice_series_absent();
+	self->absent = iou_series_absent();
 }
 
 FIXTURE_TEARDOWN(inline_path)
@@ -1621,7 +1621,7 @@ FIXTURE(chain) {
 
 FIXTURE_SETUP(chain)
 {
-	const char *absent = splice_series_absent();
+	const char *absent = iou_series_absent();
 
 	/* about the inline path: without the series io-wq does it all */
 	if (absent)

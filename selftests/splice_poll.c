@@ -303,7 +303,7 @@ static void log_outcome(struct __test_metadata *_metadata, const char *mode,
 static void check_same(struct __test_metadata *_metadata,
 		       const struct sp_case *c)
 {
-	const char *absent = splice_series_absent();
+	const char *absent = iou_series_absent();
 	struct outcome plain, async;
 	int want_nop = c->want_res == (int)c->len ? 0 : -ECANCELED;
 
@@ -514,7 +514,7 @@ FIXTURE_SETUP(waiting)
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, self->sv));
 	ASSERT_EQ(0, pipe(self->p));
-	self->absent = splice_series_absent();
+	self->absent = iou_series_absent();
 }
 
 FIXTURE_TEARDOWN(waiting)
@@ -658,7 +658,7 @@ TEST_F_TIMEOUT(many_idle, fed_late, 120)
 {
 	struct rlimit rl = { 4 * IDLE_PAIRS + 64, 4 * IDLE_PAIRS + 64 };
 	static int sv[IDLE_PAIRS][2], p[IDLE_PAIRS][2], res[IDLE_PAIRS];
-	const char *absent = splice_series_absent();
+	const char *absent = iou_series_absent();
 	struct io_uring_sqe *sqe;
 	struct iou_ring ring;
 	char buf[16];

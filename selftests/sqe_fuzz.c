@@ -26,7 +26,8 @@
  *  - a cancelled request never completes with -ERESTARTSYS (6.18 does);
  *  - an IOSQE_IO_DRAIN request completes after every earlier one, and
  *    does not stall (6.12 miscounts sqes refused at submission after a
- *    waiting drain: reported apart, -D leaves drains out);
+ *    waiting drain; the series fixes it: a failure with the series,
+ *    an expected one without it; -D leaves drains out);
  *  - no descriptor is leaked (/proc/self/fd) and no file reference is left
  *    once the ring is gone (every pipe sees its writers go away);
  *  - the rounds run in a child, so a crash or a hang is reported.
@@ -120,6 +121,7 @@ static const char * const kind_name[K_NR] = {
 			 KM(K_FIFO_W) | KM(K_FIFO_RW))
 #define KM_SOCK		(KM(K_UNIX_STREAM) | KM(K_UNIX_DGRAM) | KM(K_TCP) | \
 			 KM(K_TCP_LISTEN) | KM(K_UDP) | KM(K_UDP6))
+#define KM_TCP_ANY	(KM(K_TCP) | KM(K_TCP_LISTEN))
 #define KM_PIPE_IN	(KM(K_PIPE_R) | KM(K_FIFO_R) | KM(K_FIFO_RW))
 #define KM_PIPE_OUT	(KM(K_PIPE_W) | KM(K_FIFO_W) | KM(K_FIFO_RW))
 #define KM_FILE_IN	(KM(K_FILE) | KM(K_FILE_RO) | KM(K_DEVNULL))
@@ -239,7 +241,7 @@ static struct fz F;
 static struct shared *stats;
 static __u64 rng_state;
 static bool verbose;
-static bool no_drain;	/* -D: 6.12's drain miscounts refused sqes */
+static bool no_drain;	/* -D: no drains (6.12 miscounts refused sqes) */
 static bool have_ioctl;
 static bool rwf_nowait = true;
 static bool tcp_ok = true, udp6_ok = true, proc_ok = true;
@@ -1343,8 +1345,10 @@ static const char *check_ioctl(struct req *rq, int res)
 
 	k = F.pool[rq->out_pool].kind;
 	pipe_cmd = cmd == FZ_FIONREAD && (KM(k) & KM_PIPE);
-	sock_cmd = (cmd == FZ_FIONREAD || cmd == FZ_SIOCOUTQ ||
-		    cmd == FZ_SIOCOUTQNSD) && (KM(k) & KM_SOCK);
+	/* SIOCOUTQNSD: TCP's alone */
+	sock_cmd = ((cmd == FZ_FIONREAD || cmd == FZ_SIOCOUTQ) &&
+		    (KM(k) & KM_SOCK)) ||
+		   (cmd == FZ_SIOCOUTQNSD && (KM(k) & KM_TCP_ANY));
 	runs = pipe_cmd || sock_cmd;
 	if (!runs)
 		return res == -EOPNOTSUPP ? NULL :
@@ -1403,9 +1407,10 @@ static void stat_res(enum op op, int res)
  * 6.12: requests refused at submission after a waiting drain post their
  * CQEs at once, and the drain, which waits for the CQ tail to equal its
  * sequence exactly (req_need_defer()), counts them: it runs too early or,
- * once the tail has passed its sequence, never.  The same happens without
- * the series; such failures are counted apart (F_DRAIN_612) and reported
- * as an expected failure.  Was an sqe after the one at @n refused so?
+ * once the tail has passed its sequence, never.  The series carries the fix
+ * (requests are counted, as upstream since 6.16); such failures are
+ * counted apart (F_DRAIN_612) and are an expected failure only without
+ * it.  Was an sqe after the one at @n refused so?
  */
 static bool refused_after(int n)
 {
@@ -2528,6 +2533,10 @@ int main(int argc, char **argv)
 	if (stats->fails[F_DRAIN])
 		ksft_test_result_fail("IOSQE_IO_DRAIN honoured: no drained request early or stalled (%llu failures)\n",
 				      stats->fails[F_DRAIN]);
+	else if (stats->fails[F_DRAIN_612] && have_ioctl)
+		/* the series carries the drain fix: no excuse left */
+		ksft_test_result_fail("IOSQE_IO_DRAIN honoured: 6.12's miscount of sqes refused after a drain, with the series (%llu times, %llu rounds stalled)\n",
+				      stats->fails[F_DRAIN_612], stats->drain_stalls);
 	else if (stats->fails[F_DRAIN_612])
 		ksft_test_result_xfail("IOSQE_IO_DRAIN honoured, but for 6.12's miscount of sqes refused after a drain (%llu times, %llu rounds stalled)\n",
 				       stats->fails[F_DRAIN_612], stats->drain_stalls);
