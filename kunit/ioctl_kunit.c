@@ -93,8 +93,8 @@ static void io_ioctl_opdef(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, def->ioprio);
 	KUNIT_EXPECT_FALSE(test, def->iopoll);
 	KUNIT_EXPECT_TRUE(test, def->needs_file);
-	KUNIT_EXPECT_PTR_EQ(test, def->prep, io_ioctl_prep);
-	KUNIT_EXPECT_PTR_EQ(test, def->issue, io_ioctl);
+	KUNIT_EXPECT_TRUE(test, def->prep == io_ioctl_prep);
+	KUNIT_EXPECT_TRUE(test, def->issue == io_ioctl);
 }
 
 /*
