@@ -158,6 +158,14 @@ iou_seed_build_dir() {
 	rm -rf "$dst"
 	cp -a "$src" "$dst"
 	[ -z "${lock:-}" ] || exec {lock}>&-
+	# tools/objtool's command lines hold absolute paths: with SRC's paths
+	# left in them, make rebuilds objtool, and every object after it.
+	# shellcheck disable=SC2016 # perl's expressions, not the shell's
+	grep -rlIZ -F -e "$src/" -e "$src_tree/" "$dst" |
+		IOU_SEED_FROM=$src/ IOU_SEED_TO=$dst/ IOU_SEED_TREE_FROM=$src_tree/ \
+			IOU_SEED_TREE_TO=$dst_tree/ xargs -0 -r perl -pi -e \
+			's{\Q$ENV{IOU_SEED_FROM}\E}{$ENV{IOU_SEED_TO}}g;
+			 s{\Q$ENV{IOU_SEED_TREE_FROM}\E}{$ENV{IOU_SEED_TREE_TO}}g'
 	# The fragments' stamp goes, so the DST's own config is made.
 	rm -f "$dst/.iou-fragments"
 	if [ "$src_tree" != "$dst_tree" ]; then

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * FIONREAD through IORING_OP_IOCTL against ioctl(2): a benchmark, not a
- * test.  For a pipe holding data and an AF_UNIX stream socket with queued
- * data it times, for a fixed duration (-d seconds) or op count (-n ops)
- * per row:
+ * test.  For a pipe holding data, an AF_UNIX stream socket and a TCP
+ * socket with queued data it times, for a fixed duration (-d seconds) or
+ * op count (-n ops) per row:
  *   ioctl(2) in a loop,
  *   the ring at queue depth 1 (one sqe per io_uring_enter()),
  *   the ring at depth 32 (32 sqes per io_uring_enter()),
  *   the same with the file registered (IOSQE_FIXED_FILE),
  *   the same with the 32 sqes written once and resubmitted,
+ * on TCP also 6.12's own IORING_OP_URING_CMD SOCKET_URING_OP_SIOCINQ at
+ * depth 32 and prefilled (the answer comes in cqe->res, no put_user()),
  * then 32 prefilled NOPs per io_uring_enter() (the ring's own cost), and
  * prints ops/s and each row's ratio to ioctl(2) on the same file.
  * Every answer is checked; a wrong one makes the exit status 1.
@@ -33,6 +35,16 @@
 #define KSFT_SKIP	4
 #define DEPTH		32
 #define CHECK_EVERY	32	/* ops between clock reads */
+#define TCP_QUEUED	1000
+
+/* 6.12 has both; older uAPI headers may not */
+#ifndef IORING_OP_URING_CMD
+#define IORING_OP_URING_CMD	46
+#endif
+#define IOU_SOCKET_URING_OP_SIOCINQ	0
+
+/* What a ring row submits. */
+enum ring_op { RING_IOCTL, RING_URING_CMD };
 
 struct row {
 	const char *file;
@@ -95,8 +107,30 @@ static void bench_ioctl(struct row *r, int fd, int want)
  * @depth FIONREADs per io_uring_enter() on @fd (a slot if @sqe_flags has
  * IOSQE_FIXED_FILE), all waited for before the next batch.
  */
-static int bench_ring(struct row *r, struct iou_ring *ring, int fd,
-		      __u8 sqe_flags, unsigned int depth, int want)
+static void prep_op(struct io_uring_sqe *sqe, enum ring_op op, int fd,
+		    int *val)
+{
+	if (op == RING_IOCTL) {
+		iou_prep_ioctl(sqe, fd, FIONREAD, IOCTL_PTR(val));
+		return;
+	}
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	/* cmd_op aliases the low half of off */
+	sqe->off = IOU_SOCKET_URING_OP_SIOCINQ;
+}
+
+/* An answer: the argument's value, or for URING_CMD the result itself. */
+static void check_op(enum ring_op op, int res, int val, int want)
+{
+	if (op == RING_URING_CMD)
+		check(res < 0 ? res : 0, res, want);
+	else
+		check(res, val, want);
+}
+
+static int bench_ring(struct row *r, struct iou_ring *ring, enum ring_op op,
+		      int fd, __u8 sqe_flags, unsigned int depth, int want)
 {
 	int vals[DEPTH];
 	unsigned long long ops = 0;
@@ -113,8 +147,7 @@ static int bench_ring(struct row *r, struct iou_ring *ring, int fd,
 				if (!sqe)
 					return -EBUSY;
 				vals[i] = -1;
-				iou_prep_ioctl(sqe, fd, FIONREAD,
-					       IOCTL_PTR(&vals[i]));
+				prep_op(sqe, op, fd, &vals[i]);
 				sqe->flags = sqe_flags;
 				sqe->user_data = i;
 			}
@@ -124,7 +157,8 @@ static int bench_ring(struct row *r, struct iou_ring *ring, int fd,
 			for (i = 0; i < depth; i++) {
 				if (iou_peek_cqe(ring, &cqe))
 					return -EIO;
-				check(cqe.res, vals[cqe.user_data], want);
+				check_op(op, cqe.res, vals[cqe.user_data],
+					 want);
 			}
 			ops += depth;
 		}
@@ -157,7 +191,9 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 		sqe = &ring->sqes[i];
 		memset(sqe, 0, sizeof(*sqe));
 		if (opcode == IOU_OP_IOCTL)
-			iou_prep_ioctl(sqe, fd, FIONREAD, IOCTL_PTR(&vals[i]));
+			prep_op(sqe, RING_IOCTL, fd, &vals[i]);
+		else if (opcode == IORING_OP_URING_CMD)
+			prep_op(sqe, RING_URING_CMD, fd, &vals[i]);
 		else
 			sqe->opcode = opcode;
 		sqe->flags = sqe_flags;
@@ -179,7 +215,10 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 			if (iou_peek_cqe(ring, &cqe))
 				return -EIO;
 			if (opcode == IOU_OP_IOCTL)
-				check(cqe.res, vals[cqe.user_data], want);
+				check_op(RING_IOCTL, cqe.res,
+					 vals[cqe.user_data], want);
+			else if (opcode == IORING_OP_URING_CMD)
+				check_op(RING_URING_CMD, cqe.res, 0, want);
 			else
 				check(cqe.res, 0, 0);
 		}
@@ -200,15 +239,43 @@ static void print_usage(const char *prog)
 	exit(2);
 }
 
+/* The rate of the row of @file and @method, 0 if there is none. */
+static double row_rate(const struct row *rows, int nrows, const char *file,
+		       const char *method)
+{
+	int i;
+
+	for (i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].file, file) &&
+		    !strcmp(rows[i].method, method))
+			return rows[i].ops / rows[i].secs;
+	return 0;
+}
+
+/* Wait until @fd has @want bytes to read (TCP loopback delivers soon). */
+static int wait_readable(int fd, int want)
+{
+	int i, v = -1;
+
+	for (i = 0; i < 1000; i++) {
+		if (!ioctl(fd, FIONREAD, &v) && v == want)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
 int main(int argc, char **argv)
 {
 	static char data[4096];
-	static const char * const files[] = { "pipe", "unix" };
-	struct row rows[16];
+	static const char * const files[] = { "pipe", "unix", "tcp" };
+	enum { NFILES = 3 };
+	struct row rows[24];
 	struct iou_ring ring;
 	struct utsname uts;
-	int fds[2][2], want[2], nrows = 0, f, opt, ret, slot;
-	double base;
+	int fds[NFILES][2], want[NFILES], nrows = 0, f, opt, ret;
+	bool have_cmd;
+	double base, ioc, cmd;
 
 	while ((opt = getopt(argc, argv, "d:n:h")) != -1) {
 		switch (opt) {
@@ -238,20 +305,33 @@ int main(int argc, char **argv)
 		       IOU_OP_IOCTL, ret ? strerror(-ret) : "probe");
 		return KSFT_SKIP;
 	}
+	have_cmd = iou_probe_op(&ring, IORING_OP_URING_CMD) > 0;
 
-	/* a pipe holding 4 KiB; an AF_UNIX stream socket with 1000 bytes */
+	/*
+	 * A pipe holding 4 KiB; an AF_UNIX stream socket and a TCP loopback
+	 * socket with 1000 bytes each.  The reading ends are measured.
+	 */
 	if (pipe(fds[0]) || socketpair(AF_UNIX, SOCK_STREAM, 0, fds[1])) {
 		perror("pipe/socketpair");
 		return 1;
 	}
+	ret = iou_tcp_pair(&fds[2][1], &fds[2][0], 0);
+	if (ret) {
+		fprintf(stderr, "TCP loopback pair: %s\n", strerror(-ret));
+		return 1;
+	}
 	want[0] = sizeof(data);
-	want[1] = 1000;
+	want[1] = TCP_QUEUED;
+	want[2] = TCP_QUEUED;
 	if (write(fds[0][1], data, want[0]) != want[0] ||
-	    send(fds[1][1], data, want[1], 0) != want[1]) {
+	    send(fds[1][1], data, want[1], 0) != want[1] ||
+	    send(fds[2][1], data, want[2], 0) != want[2] ||
+	    wait_readable(fds[2][0], want[2])) {
 		perror("queueing data");
 		return 1;
 	}
-	ret = iou_register_files(&ring, (int[]){ fds[0][0], fds[1][0] }, 2);
+	ret = iou_register_files(&ring, (int[]){ fds[0][0], fds[1][0],
+						 fds[2][0] }, NFILES);
 	if (ret) {
 		fprintf(stderr, "IORING_REGISTER_FILES: %s\n", strerror(-ret));
 		return 1;
@@ -265,10 +345,9 @@ int main(int argc, char **argv)
 	else
 		printf("%.2f s per row\n", opt_secs);
 
-	for (f = 0; f < 2; f++) {
-		int fd = fds[f][0];
+	for (f = 0; f < NFILES; f++) {
+		int fd = fds[f][0], slot = f;
 
-		slot = f;
 		/* warm up caches and the ring */
 		ioctl(fd, FIONREAD, &ret);
 
@@ -276,17 +355,19 @@ int main(int argc, char **argv)
 		bench_ioctl(&rows[nrows++], fd, want[f]);
 
 		rows[nrows] = (struct row){ files[f], "ring depth 1" };
-		ret = bench_ring(&rows[nrows++], &ring, fd, 0, 1, want[f]);
+		ret = bench_ring(&rows[nrows++], &ring, RING_IOCTL, fd, 0, 1,
+				 want[f]);
 		if (!ret) {
 			rows[nrows] = (struct row){ files[f], "ring depth 32" };
-			ret = bench_ring(&rows[nrows++], &ring, fd, 0, DEPTH,
-					 want[f]);
+			ret = bench_ring(&rows[nrows++], &ring, RING_IOCTL, fd,
+					 0, DEPTH, want[f]);
 		}
 		if (!ret) {
 			rows[nrows] = (struct row){ files[f],
 						    "ring depth 32, fixed" };
-			ret = bench_ring(&rows[nrows++], &ring, slot,
-					 IOSQE_FIXED_FILE, DEPTH, want[f]);
+			ret = bench_ring(&rows[nrows++], &ring, RING_IOCTL,
+					 slot, IOSQE_FIXED_FILE, DEPTH,
+					 want[f]);
 		}
 		if (!ret) {
 			rows[nrows] = (struct row){ files[f],
@@ -294,6 +375,22 @@ int main(int argc, char **argv)
 			ret = bench_ring_prefilled(&rows[nrows++], &ring,
 						   IOU_OP_IOCTL, slot,
 						   IOSQE_FIXED_FILE, want[f]);
+		}
+		/* TCP: the same through 6.12's URING_CMD SIOCINQ */
+		if (!ret && have_cmd && !strcmp(files[f], "tcp")) {
+			rows[nrows] = (struct row){ files[f],
+						    "uring_cmd depth 32" };
+			ret = bench_ring(&rows[nrows++], &ring, RING_URING_CMD,
+					 fd, 0, DEPTH, want[f]);
+			if (!ret) {
+				rows[nrows] = (struct row){ files[f],
+							    "uring_cmd 32, fixed, prefill" };
+				ret = bench_ring_prefilled(&rows[nrows++], &ring,
+							   IORING_OP_URING_CMD,
+							   slot,
+							   IOSQE_FIXED_FILE,
+							   want[f]);
+			}
 		}
 		if (ret) {
 			fprintf(stderr, "ring failed: %s\n", strerror(-ret));
@@ -310,7 +407,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("\n%-5s %-24s %10s %12s %9s %11s\n", "file", "method", "ops",
+	printf("\n%-5s %-30s %10s %12s %9s %11s\n", "file", "method", "ops",
 	       "ops/s", "ns/op", "/ ioctl(2)");
 	base = 0;
 	for (f = 0; f < nrows; f++) {
@@ -319,14 +416,31 @@ int main(int argc, char **argv)
 		if (!strcmp(rows[f].method, "ioctl(2)"))
 			base = rate;
 		rows[f].ratio = rate / base;
-		printf("%-5s %-24s %10llu %12.0f %9.1f", rows[f].file,
+		printf("%-5s %-30s %10llu %12.0f %9.1f", rows[f].file,
 		       rows[f].method, rows[f].ops, rate, 1e9 / rate);
 		if (strcmp(rows[f].file, "-"))
 			printf(" %10.2fx", rows[f].ratio);
 		printf("\n");
 	}
-	printf("\ndepth 32 / ioctl(2): pipe %.2fx, unix %.2fx (target >= 1.5x)\n",
-	       rows[2].ratio, rows[7].ratio);
+	printf("\ndepth 32 / ioctl(2): pipe %.2fx (target >= 1.5x), unix %.2fx, tcp %.2fx\n",
+	       row_rate(rows, nrows, "pipe", "ring depth 32") /
+	       row_rate(rows, nrows, "pipe", "ioctl(2)"),
+	       row_rate(rows, nrows, "unix", "ring depth 32") /
+	       row_rate(rows, nrows, "unix", "ioctl(2)"),
+	       row_rate(rows, nrows, "tcp", "ring depth 32") /
+	       row_rate(rows, nrows, "tcp", "ioctl(2)"));
+	if (have_cmd) {
+		ioc = row_rate(rows, nrows, "tcp", "ring depth 32");
+		cmd = row_rate(rows, nrows, "tcp", "uring_cmd depth 32");
+		printf("tcp, IORING_OP_IOCTL / URING_CMD SIOCINQ: depth 32 %.2fx (target >= 1.0x)",
+		       ioc / cmd);
+		ioc = row_rate(rows, nrows, "tcp", "ring 32, fixed, prefill");
+		cmd = row_rate(rows, nrows, "tcp",
+			       "uring_cmd 32, fixed, prefill");
+		printf(", fixed and prefilled %.2fx\n", ioc / cmd);
+	} else {
+		printf("tcp: no IORING_OP_URING_CMD to compare with\n");
+	}
 	printf("io-wq workers of this process: %d (0: everything ran inline)\n",
 	       iou_count_io_workers());
 	if (wrong) {

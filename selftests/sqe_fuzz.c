@@ -211,6 +211,12 @@ struct fz {
 	bool sqpoll, iopoll, restricted, skip_round, drain_disabled;
 	bool cancel_issued;
 	bool nonblock_toggled;	/* O_NONBLOCK flipped on a pool file */
+	/*
+	 * Registered slots replaced this round: a request looks its fixed
+	 * files up when it is first issued (a drained one much later), so
+	 * it may get another file than the one the slot held at submission.
+	 */
+	bool slots_updated;
 	__u32 allowed_ops;
 	__u8 flags_allowed, flags_required;
 	int personality;
@@ -778,6 +784,8 @@ static void update_table(void)
 	}
 	ret = iou_update_files(&F.ring, off, fds, n);
 	reg_stat(REG_UPDATE, ret);
+	if (ret > 0)
+		F.slots_updated = true;
 	for (i = 0; i < ret && off + i < F.table_nr; i++)
 		if (fds[i] != IORING_REGISTER_FILES_SKIP)
 			F.table[off + i] = ent[i];
@@ -1377,8 +1385,12 @@ static const char *check_splice(struct req *rq, int res)
 	switch (-res) {
 	case EAGAIN:
 		/* as from io-wq's blocking splice: only if asked not to wait */
-		return rq->nonblock || F.nonblock_toggled ? NULL :
-			"-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
+		if (rq->nonblock || F.nonblock_toggled)
+			return NULL;
+		/* a fixed end's slot may hold an O_NONBLOCK file by now */
+		if ((rq->in_pool < 0 || rq->out_pool < 0) && F.slots_updated)
+			return NULL;
+		return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
 	case EBADF: case EINVAL: case ESPIPE: case EPIPE:
 	case ECANCELED: case EOPNOTSUPP: case ENOTCONN: case ECONNRESET:
 	case EFBIG: case EOVERFLOW: case EDESTADDRREQ: case EMSGSIZE:
@@ -2008,6 +2020,7 @@ static void start_round(void)
 	F.personality = 0;
 	F.cancel_issued = false;
 	F.nonblock_toggled = false;
+	F.slots_updated = false;
 	F.drain_disabled = false;
 	F.drain_seen = false;
 	F.chain_skip = false;
