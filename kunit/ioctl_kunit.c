@@ -400,25 +400,38 @@ static void io_ioctl_wrong_file_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, req->cqe.res, -EOPNOTSUPP);
 }
 
+/*
+ * @cmd on @file, issued inline with the argument in the user page: the
+ * request completes with @res, and on success the page holds @count.
+ */
+static void io_ioctl_expect_inline(struct kunit *test, struct file *file,
+				   unsigned int cmd, int res, int count)
+{
+	struct io_ioctl_files *f = test->priv;
+	struct io_kiocb *req;
+	int got = -1;
+
+	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, file, cmd, f->user_page,
+						  IO_URING_F_NONBLOCK, &req),
+			IOU_OK);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, res);
+	if (res)
+		return;
+	KUNIT_EXPECT_EQ(test, get_user(got, (int __user *)f->user_page), 0);
+	KUNIT_EXPECT_EQ(test, got, count);
+}
+
 /* A socket queue length through the socket's own handler. */
 static void io_ioctl_socket_queues(struct kunit *test)
 {
 	struct io_ioctl_files *f = test->priv;
-	struct io_kiocb *req;
-	int count = -1;
 
 	if (!f->unix_sock)
 		kunit_skip(test, "no AF_UNIX sockets (CONFIG_UNIX)");
 	if (!f->user_page)
 		kunit_skip(test, "no user memory for the argument");
 	/* an unconnected stream socket has nothing queued either way */
-	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->unix_sock, SIOCOUTQ,
-						  f->user_page,
-						  IO_URING_F_NONBLOCK, &req),
-			IOU_OK);
-	KUNIT_EXPECT_EQ(test, req->cqe.res, 0);
-	KUNIT_EXPECT_EQ(test, get_user(count, (int __user *)f->user_page), 0);
-	KUNIT_EXPECT_EQ(test, count, 0);
+	io_ioctl_expect_inline(test, f->unix_sock, SIOCOUTQ, 0, 0);
 }
 
 /*
@@ -428,31 +441,15 @@ static void io_ioctl_socket_queues(struct kunit *test)
 static void io_ioctl_outqnsd_on_sockets(struct kunit *test)
 {
 	struct io_ioctl_files *f = test->priv;
-	struct io_kiocb *req;
-	int count = -1;
 
 	if (!f->tcp_sock || !f->udp_sock || !f->unix_sock)
 		kunit_skip(test, "no TCP, UDP or AF_UNIX sockets (CONFIG_INET, CONFIG_UNIX)");
 	if (!f->user_page)
 		kunit_skip(test, "no user memory for the argument");
-	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->udp_sock, SIOCOUTQNSD,
-						  f->user_page,
-						  IO_URING_F_NONBLOCK, &req),
-			IOU_OK);
-	KUNIT_EXPECT_EQ(test, req->cqe.res, -EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->unix_sock, SIOCOUTQNSD,
-						  f->user_page,
-						  IO_URING_F_NONBLOCK, &req),
-			IOU_OK);
-	KUNIT_EXPECT_EQ(test, req->cqe.res, -EOPNOTSUPP);
+	io_ioctl_expect_inline(test, f->udp_sock, SIOCOUTQNSD, -EOPNOTSUPP, 0);
+	io_ioctl_expect_inline(test, f->unix_sock, SIOCOUTQNSD, -EOPNOTSUPP, 0);
 	/* an unconnected TCP socket has nothing unsent */
-	KUNIT_EXPECT_EQ(test, io_ioctl_test_issue(test, f->tcp_sock, SIOCOUTQNSD,
-						  f->user_page,
-						  IO_URING_F_NONBLOCK, &req),
-			IOU_OK);
-	KUNIT_EXPECT_EQ(test, req->cqe.res, 0);
-	KUNIT_EXPECT_EQ(test, get_user(count, (int __user *)f->user_page), 0);
-	KUNIT_EXPECT_EQ(test, count, 0);
+	io_ioctl_expect_inline(test, f->tcp_sock, SIOCOUTQNSD, 0, 0);
 }
 
 /*
