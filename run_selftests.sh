@@ -27,7 +27,9 @@ Usage: $0 [options]
 
 Applies the series, builds the guest kernel (config: kconfig-fragments/selftests
 on allnoconfig) and the selftests ($IOU_SELFTEST_TARGETS), boots QEMU (TCG)
-with a busybox initramfs, runs run_kselftest.sh and prints each result and
+with a busybox initramfs and an ext4 disk (a sparse 256 MiB ext4.img in the
+build directory, made anew each run with mkfs.ext4 -d; the guest mounts it on
+/mnt/ext4, in every mode), runs run_kselftest.sh and prints each result and
 "selftests: N passed, N failed, N skipped". Fails on any failed test, a guest
 timeout, a kernel panic, or a splat (BUG, WARNING, Oops, KASAN, UBSAN,
 lockdep, sleeping in atomic context, hung task) in the guest's log.
@@ -252,6 +254,25 @@ install_liburing_tests() {
 	echo "$IOU_LIBURING_TIMEOUT" >"$dir/iou-timeout"
 }
 
+# The guest's disk: an ext4 file system that lib/guest-init.sh mounts on
+# /mnt/ext4 (/dev/vda), a page cache on a block device for splice_file and
+# splice_bench. Made anew each run, without mounting anything, by
+# mkfs.ext4 -d from a seed folder holding the marker file iou-ext4; a
+# sparse file in the build directory (its lock keeps runs apart). 4 KiB
+# blocks as on a real disk (mke2fs picks 1 KiB for one this small), and
+# the inode tables written now rather than by the guest's ext4lazyinit
+# thread while the tests run.
+make_ext4_disk() {
+	local seed=$build/ext4-seed
+	rm -rf "$seed" "$ext4_image"
+	mkdir -p "$seed"
+	echo "iou-ext4: made by run_selftests.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$seed/iou-ext4"
+	truncate -s 256M "$ext4_image"
+	PATH=$PATH:/usr/sbin:/sbin mkfs.ext4 -q -F -b 4096 -L iou-ext4 \
+		-E lazy_itable_init=0,lazy_journal_init=0 -d "$seed" "$ext4_image" ||
+		iou_die "mkfs.ext4 could not make the guest's disk $ext4_image"
+}
+
 if [ "$liburing" = 1 ]; then
 	iou_liburing_prepare "$out"
 fi
@@ -277,6 +298,8 @@ if [ "$liburing" = 0 ]; then
 	fi
 fi
 build_initramfs
+ext4_image=$build/ext4.img
+make_ext4_disk
 
 cmdline="console=ttyS0 panic=-1"
 # The patched guest has the KUnit suites built in (run_kunit.sh boots the
@@ -284,7 +307,8 @@ cmdline="console=ttyS0 panic=-1"
 [ "$coverage" = 1 ] || cmdline+=" kunit.enable=0"
 qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 	-no-reboot -kernel "$build/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio"
-	-append "$cmdline")
+	-append "$cmdline"
+	-drive "file=${ext4_image//,/,,},if=virtio,format=raw,cache=unsafe")
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
 [ -z "$IOU_QEMU_MONITOR" ] || qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
 

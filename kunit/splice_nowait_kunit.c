@@ -29,6 +29,7 @@ enum io_splice_test_file {
 	F_UDP,
 	F_SHMEM,
 	F_SHMEM_DIRECT,		/* the same with O_DIRECT */
+	F_SHMEM_UNFLAGGED,	/* the same, fops without FOP_SPLICE_NOWAIT */
 	NR_TEST_FILES,
 };
 
@@ -43,7 +44,15 @@ static const char *const io_splice_test_file_names[NR_TEST_FILES] = {
 	[F_UDP]			= "udp",
 	[F_SHMEM]		= "shmem file",
 	[F_SHMEM_DIRECT]	= "O_DIRECT shmem file",
+	[F_SHMEM_UNFLAGGED]	= "shmem file without FOP_SPLICE_NOWAIT",
 };
+
+/*
+ * shmem's file_operations less FOP_SPLICE_NOWAIT: a file system whose
+ * ->splice_read() does not honour the nowait mode. Static, because the
+ * last fput() of a kernel thread's file runs later, from a work item.
+ */
+static struct file_operations io_splice_test_unflagged_fops;
 
 struct io_splice_test_files {
 	struct file *f[NR_TEST_FILES];
@@ -93,6 +102,15 @@ static int io_splice_test_files_init(struct kunit *test)
 		tf->f[F_SHMEM_DIRECT] = NULL;
 	else	/* as fcntl(F_SETFL) sets it on tmpfs (FMODE_CAN_ODIRECT) */
 		tf->f[F_SHMEM_DIRECT]->f_flags |= O_DIRECT;
+	tf->f[F_SHMEM_UNFLAGGED] = shmem_file_setup("io_splice_kunit",
+						    PAGE_SIZE, 0);
+	if (IS_ERR(tf->f[F_SHMEM_UNFLAGGED])) {
+		tf->f[F_SHMEM_UNFLAGGED] = NULL;
+	} else {
+		io_splice_test_unflagged_fops = *tf->f[F_SHMEM_UNFLAGGED]->f_op;
+		io_splice_test_unflagged_fops.fop_flags &= ~FOP_SPLICE_NOWAIT;
+		tf->f[F_SHMEM_UNFLAGGED]->f_op = &io_splice_test_unflagged_fops;
+	}
 	return 0;
 }
 
@@ -130,6 +148,7 @@ static const struct io_splice_punt_case io_splice_punt_cases[] = {
 	{ F_UDP, F_PIPE_WRITE, true, "generic splice_read may wait" },
 	{ F_SHMEM, F_PIPE_WRITE, false, "swap-in, locked folio: -EAGAIN" },
 	{ F_SHMEM_DIRECT, F_PIPE_WRITE, true, "O_DIRECT: read_iter may block" },
+	{ F_SHMEM_UNFLAGGED, F_PIPE_WRITE, true, "no FOP_SPLICE_NOWAIT" },
 	{ F_PIPE_READ, F_SHMEM, true, "write_iter may sleep" },
 	{ F_SHMEM, F_SHMEM, false, "no pipe: do_splice() fails at once" },
 	{ F_UNIX_STREAM, F_UNIX_STREAM, false, "no pipe: do_splice() fails at once" },
@@ -467,6 +486,8 @@ static const struct io_splice_early_case io_splice_early_cases[] = {
 	{ F_SHMEM, F_PIPE_WRITE, false, false, PAGE_SIZE, false,
 	  "end of the file" },
 	{ F_SHMEM, F_PIPE_WRITE, false, true, 0, false, "the pipe is full" },
+	{ F_SHMEM_UNFLAGGED, F_PIPE_WRITE, false, false, 0, false,
+	  "no FOP_SPLICE_NOWAIT: no nowait try to continue" },
 };
 
 static void io_splice_early_desc(const struct io_splice_early_case *c,

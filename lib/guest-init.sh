@@ -24,6 +24,18 @@ mount -t tmpfs tmpfs /dev/shm
 ip link set lo up 2>/dev/null
 hostname iou-guest
 echo "IOU-GUEST-START $(uname -r)"
+# The ext4 disk that run_selftests.sh attaches (virtio, /dev/vda): a page
+# cache on a block device for splice_file and splice_bench, which skip
+# without it; this line says why it is missing.
+mkdir -p /mnt/ext4
+tries=0
+while [ ! -b /dev/vda ] && [ "$tries" -lt 20 ]; do
+	usleep 100000
+	tries=$((tries + 1))
+done
+if ! err=$(mount -t ext4 /dev/vda /mnt/ext4 2>&1); then
+	echo "IOU-EXT4 /dev/vda is not mounted on /mnt/ext4: ${err:-mount failed}"
+fi
 
 if [ "$(cat /iou-mode)" = shell ]; then
 	if [ -d /liburing ]; then

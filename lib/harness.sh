@@ -23,10 +23,12 @@ IOU_LOCKED_BUILD_DIRS=()
 
 # Packages every runner needs on the host, besides linux-source-6.12 itself
 # (iou_need_linux_source() installs that at the pinned version).
+# gcc-multilib: the selftest ioctl_compat32 is a 32-bit program (gcc -m32).
+# e2fsprogs: mkfs.ext4 -d makes the guest's ext4 disk (run_selftests.sh).
 IOU_HOST_PACKAGES=(
-	qemu-system-x86 busybox-static
+	qemu-system-x86 busybox-static e2fsprogs
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
-	python3 python3-ply python3-git git rsync kmod
+	python3 python3-ply python3-git git rsync kmod gcc-multilib
 )
 
 # Help text shared by every runner: the environment it reads.

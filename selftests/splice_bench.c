@@ -1,21 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * splice_bench: IORING_OP_SPLICE inline vs. io-wq vs. splice(2).
+ * splice_bench: IORING_OP_SPLICE inline vs. io-wq vs. splice(2) and
+ * sendfile(2).
  *
  * Prints figures, it is not a test: exit 0 unless something failed.
  *
- * Workloads (each operation is checked for a full-length result):
- *   pipe->pipe 4K / 64K  one splice of 4 KiB / 64 KiB between two pipes.
- *                        A pair of pipes X, Y holds one chunk, which is
- *                        spliced X->Y, then Y->X, and so on: nothing has to
- *                        be refilled or drained, so only the splice itself
- *                        is measured.
- *   file->pipe->tcp      a linked pair: 64 KiB from a page-cache-hot file
- *                        (tmpfs, written just before) into an empty pipe,
- *                        then those 64 KiB from the pipe to a TCP loopback
- *                        socket; a reader thread drains the peers.
+ * Workloads (each operation is checked for a full-length result; -w
+ * selects some of them by the key in brackets):
+ *   pipe->pipe 4K / 64K  [pipe4k, pipe64k] one splice of 4 KiB / 64 KiB
+ *                        between two pipes.  A pair of pipes X, Y holds one
+ *                        chunk, which is spliced X->Y, then Y->X, and so on:
+ *                        nothing has to be refilled or drained, so only the
+ *                        splice itself is measured.
+ *   file->pipe->tcp      [tmpfs] a linked pair: 64 KiB from a page-cache-hot
+ *                        file (tmpfs, written just before) into an empty
+ *                        pipe, then those 64 KiB from the pipe to a TCP
+ *                        loopback socket; a reader thread drains the peers.
  *                        One operation = the pair (the sendfile pattern).
  *                        splice(2) mode: the same two splices as syscalls.
+ *   sendfile ext4 1M / 16K
+ *                        [ext4-1m, ext4-16k] a web server's sendfile: a
+ *                        whole file of 1 MiB / 16 KiB on ext4 to a TCP
+ *                        loopback socket, a reader thread draining the
+ *                        peers.  One operation = the whole file delivered
+ *                        to the socket.  The files are made in the -D
+ *                        directory (default /mnt/ext4) before the first
+ *                        cell: written, fsync()ed, read once, so that they
+ *                        are in the page cache and clean (the header says
+ *                        how many of their pages mincore() found there).
+ *                        The ring sends the file as linked pairs file->pipe,
+ *                        pipe->socket, each as large as the pipe: the pipes
+ *                        are grown with F_SETPIPE_SZ to 1 MiB (or the most
+ *                        that is allowed), so 1 MiB is one pair; with a
+ *                        smaller pipe the pairs loop over the file.
+ *                        "sendfile(2)" is sendfile(2) in a loop,
+ *                        "splice(2)" the ring's splices as syscalls.  When
+ *                        the directory is not on ext4 (not mounted), these
+ *                        two are skipped and the table says why.
  *
  * Queue depth: QD1 is one pipe pair (one chain): submit one operation,
  * wait for it, submit the next.  QD32 is 32 independent pipe pairs (32
@@ -23,14 +44,15 @@
  * each: whenever one completes, the next one on that pair is queued, and
  * everything queued is submitted with the next io_uring_enter(2), which
  * waits for at least one completion.  So 32 splices that do not depend on
- * each other are really in flight at once.  splice(2) has no queue: at
- * QD32 it walks the same 32 pairs round robin in a loop.
+ * each other are really in flight at once.  splice(2) and sendfile(2) have
+ * no queue: at QD32 they walk the same 32 pairs round robin in a loop.
  *
  * Modes: "inline" is the ring as it is (with the inline splice series the
  * eligible splices complete in io_uring_enter(2)); "inline reg" the same
- * with both ends registered (no fget()/fput() per splice); "async" sets
- * IOSQE_ASYNC on every SQE, which forces io-wq as 6.12 always did;
- * "splice(2)" is the syscall in a loop.
+ * with both ends registered (no fget()/fput() per splice; not for the
+ * ext4 workloads); "async" sets IOSQE_ASYNC on every SQE, which forces
+ * io-wq as 6.12 always did; "splice(2)" is the syscall in a loop, and
+ * "sendfile(2)" (ext4 workloads only) sendfile(2) in a loop.
  *
  * Each cell runs in a fresh child process with a fresh ring: a warm-up of
  * a tenth of the duration (at least 0.1 s; io-wq workers get created), then
@@ -39,17 +61,22 @@
  * spell of the machine does not fall on one mode only; the table gives the
  * median round's ops/s and MB/s, and the spread (max - min) / median.
  * "wrk" is the most io-wq workers (threads iou-wrk-*) a child had at the
- * end of its cell.
+ * end of its cell.  All workloads: 40 cells, 5 rounds of 1.1 s each, about
+ * 4 minutes; the ext4 ones are 16 of them, about 1.5 minutes.
  *
  * Ratios of the medians: inline/async ops/s at QD1 (target >= 3), inline
  * ops/s / splice(2) ops/s at QD32 (target >= 1), and the same for inline
- * reg, per workload.
+ * reg, per workload.  For the ext4 workloads: inline/async at QD1 (target
+ * >= 3), inline / sendfile(2) at QD32 (target >= 1, and no io-wq worker in
+ * the inline cell) and inline / splice(2) at QD32.
  */
 
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -59,6 +86,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -68,35 +98,65 @@
 
 #include "bench_helpers.h"
 #include "iou_helpers.h"
+#include "../kselftest.h"	/* ARRAY_SIZE(), __printf() */
 
 #define NO_OFF		((__u64)-1)
 #define MAX_QD		32
 #define FPS_CHUNK	65536
 #define FILE_CHUNKS	(4 * MAX_QD)	/* 8 MiB file */
 #define TMPFS_MAGIC_	0x01021994
+#define EXT4_MAGIC_	0xef53		/* ext2, ext3 and ext4 */
+#define SF_PIPE_MAX	(1024 * 1024)	/* the ext4 workloads' pipe size */
+#define SF_FILE_MAX	(1024 * 1024)	/* their largest file */
 
-enum workload { W_PP4K, W_PP64K, W_FPS, NR_WL };
-enum mode { M_INLINE, M_INLINE_REG, M_ASYNC, M_SYSCALL, NR_MODES };
-
-static const char * const wl_name[] = {
-	[W_PP4K] = "pipe->pipe 4K",
-	[W_PP64K] = "pipe->pipe 64K",
-	[W_FPS] = "file->pipe->tcp",
+enum workload { W_PP4K, W_PP64K, W_FPS, W_SF1M, W_SF16K, NR_WL };
+enum mode {
+	M_INLINE, M_INLINE_REG, M_ASYNC, M_SENDFILE, M_SYSCALL, NR_MODES
 };
 
-static const unsigned int wl_chunk[] = {
-	[W_PP4K] = 4096, [W_PP64K] = 65536, [W_FPS] = FPS_CHUNK,
+static const enum mode splice_modes[] = {
+	M_INLINE, M_INLINE_REG, M_ASYNC, M_SYSCALL,
+};
+
+static const enum mode sendfile_modes[] = {
+	M_INLINE, M_ASYNC, M_SENDFILE, M_SYSCALL,
+};
+
+static const struct {
+	const char *name;	/* in the tables */
+	const char *key;	/* for -w */
+	unsigned int bytes;	/* per operation */
+	bool ext4;		/* a file on ext4 to a socket */
+	const enum mode *modes;	/* in the order of the table */
+	int nr_modes;
+} wls[] = {
+	[W_PP4K] = { "pipe->pipe 4K", "pipe4k", 4096, false,
+		     splice_modes, ARRAY_SIZE(splice_modes) },
+	[W_PP64K] = { "pipe->pipe 64K", "pipe64k", 65536, false,
+		      splice_modes, ARRAY_SIZE(splice_modes) },
+	[W_FPS] = { "file->pipe->tcp", "tmpfs", FPS_CHUNK, false,
+		    splice_modes, ARRAY_SIZE(splice_modes) },
+	[W_SF1M] = { "sendfile ext4 1M", "ext4-1m", SF_FILE_MAX, true,
+		     sendfile_modes, ARRAY_SIZE(sendfile_modes) },
+	[W_SF16K] = { "sendfile ext4 16K", "ext4-16k", 16384, true,
+		      sendfile_modes, ARRAY_SIZE(sendfile_modes) },
 };
 
 static const char * const mode_name[] = {
 	[M_INLINE] = "inline", [M_INLINE_REG] = "inline reg",
-	[M_ASYNC] = "async", [M_SYSCALL] = "splice(2)",
+	[M_ASYNC] = "async", [M_SENDFILE] = "sendfile(2)",
+	[M_SYSCALL] = "splice(2)",
 };
 
 static const int qds[] = { 1, 32 };
 
 /* the ring uses registered files for both ends (set in the cell's child) */
 static bool use_fixed;
+
+/* The ext4 workloads' files, made by the parent; -1 without one. */
+static int sf_file[NR_WL] = { [0 ... NR_WL - 1] = -1 };
+/* their pipes' size: the most F_SETPIPE_SZ allowed the parent, up to 1 MiB */
+static int sf_pipe_size;
 
 #define MAX_ROUNDS	15
 
@@ -115,7 +175,8 @@ struct cell {
 	int qd;
 	double warm, dur;
 	double t_warm_end, t_start, t_end;
-	uint64_t ops, bytes, ops0, bytes0;
+	__u64 ops, bytes, ops0, bytes0;
+	__u64 tail_bytes;	/* of operations completed after the end */
 	bool measuring;
 	struct result *res;
 };
@@ -129,7 +190,7 @@ static double now_s(void)
 }
 
 /* Account one operation; false once the measured time is over. */
-static bool cell_tick(struct cell *c, uint64_t bytes)
+static bool cell_tick(struct cell *c, __u64 bytes)
 {
 	double t;
 
@@ -157,7 +218,7 @@ static bool cell_tick(struct cell *c, uint64_t bytes)
 	return false;
 }
 
-static __attribute__((format(printf, 2, 3)))
+static __printf(2, 3)
 int fail(struct cell *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -290,16 +351,23 @@ static int pp_syscall(struct cell *c, struct pp *pp, unsigned int chunk)
 struct fps {
 	int p[2];		/* the pipe */
 	int s[2];		/* s[0] written by the splice, s[1] drained */
-	uint64_t off;		/* next file offset */
+	__u64 off;		/* next file offset */
 	int awaiting;		/* CQEs still to come */
 	int in_pipe;		/* bytes put into the pipe, not yet sent */
 };
 
+/*
+ * A reader thread: reads whatever arrives on @fds until told to stop, and
+ * counts it.  @stop is 1 to stop at once, 2 to stop once @want bytes came
+ * (or after 10 s).
+ */
 struct drainer {
 	pthread_t thr;
-	struct fps *f;
+	int fds[MAX_QD];
 	int n;
 	int stop;		/* atomic */
+	__u64 want;		/* set before @stop */
+	__u64 got;
 };
 
 static void *drain_fn(void *arg)
@@ -307,20 +375,58 @@ static void *drain_fn(void *arg)
 	struct drainer *d = arg;
 	struct pollfd pfd[MAX_QD];
 	static char buf[1 << 20];
-	int i;
+	double deadline = 0;
+	ssize_t n;
+	int i, stop;
 
 	for (i = 0; i < d->n; i++) {
-		pfd[i].fd = d->f[i].s[1];
+		pfd[i].fd = d->fds[i];
 		pfd[i].events = POLLIN;
 	}
-	while (!__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE)) {
+	for (;;) {
+		stop = __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
+		if (stop == 1 || (stop == 2 && d->got >= d->want))
+			break;
+		if (stop == 2 && !deadline)
+			deadline = now_s() + 10;
+		if (deadline && now_s() > deadline)
+			break;
 		if (poll(pfd, d->n, 50) <= 0)
 			continue;
-		for (i = 0; i < d->n; i++)
-			if (pfd[i].revents & POLLIN)
-				(void)!read(pfd[i].fd, buf, sizeof(buf));
+		for (i = 0; i < d->n; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			n = read(pfd[i].fd, buf, sizeof(buf));
+			if (n > 0)
+				d->got += n;
+		}
 	}
 	return NULL;
+}
+
+static int drain_start(struct cell *c, struct drainer *d)
+{
+	if (pthread_create(&d->thr, NULL, drain_fn, d))
+		return fail(c, "pthread_create failed");
+	return 0;
+}
+
+/*
+ * Stop the reader; unless the cell failed, it must have had every byte
+ * of the cell's operations (all complete when the loops return).
+ */
+static void drain_end(struct cell *c, struct drainer *d)
+{
+	if (c->res->failed) {
+		__atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
+	} else {
+		d->want = c->bytes + c->tail_bytes;
+		__atomic_store_n(&d->stop, 2, __ATOMIC_RELEASE);
+	}
+	pthread_join(d->thr, NULL);
+	if (!c->res->failed && d->got != d->want)
+		fail(c, "the reader got %llu of %llu bytes",
+		     (unsigned long long)d->got, (unsigned long long)d->want);
 }
 
 /* A page-cache-hot file: on tmpfs when there is one. */
@@ -361,7 +467,7 @@ static int fps_setup(struct cell *c, struct fps *f)
 
 		if (ret)
 			return fail(c, "pipe/TCP pair: %s", strerror(-ret));
-		f[i].off = (uint64_t)i * FPS_CHUNK;
+		f[i].off = (__u64)i * FPS_CHUNK;
 		f[i].awaiting = 0;
 		f[i].in_pipe = 0;
 	}
@@ -370,9 +476,9 @@ static int fps_setup(struct cell *c, struct fps *f)
 
 static void fps_next_off(struct cell *c, struct fps *f)
 {
-	f->off += (uint64_t)c->qd * FPS_CHUNK;
-	if (f->off >= (uint64_t)FILE_CHUNKS * FPS_CHUNK)
-		f->off %= (uint64_t)FILE_CHUNKS * FPS_CHUNK;
+	f->off += (__u64)c->qd * FPS_CHUNK;
+	if (f->off >= (__u64)FILE_CHUNKS * FPS_CHUNK)
+		f->off %= (__u64)FILE_CHUNKS * FPS_CHUNK;
 }
 
 /*
@@ -473,6 +579,8 @@ static int fps_ring(struct cell *c, struct fps *fs, int file)
 			fps_next_off(c, f);
 			if (more)
 				more = cell_tick(c, FPS_CHUNK);
+			else
+				c->tail_bytes += FPS_CHUNK;
 			if (more) {
 				fps_queue(&ring, f, i, file, flags);
 				busy++;
@@ -512,42 +620,299 @@ static int fps_syscall(struct cell *c, struct fps *fs, int file)
 	}
 }
 
+/* a file on ext4 -> socket (sendfile) ------------------------------------ */
+
+struct sf {
+	int p[2];		/* the pipe */
+	int s[2];		/* s[0] written to, s[1] drained */
+	unsigned int pipe_size;
+	unsigned int pos;	/* bytes of the file put into the pipe so far */
+	unsigned int want;	/* the length of the file->pipe splice queued */
+	unsigned int in_pipe;	/* bytes put into the pipe, not yet sent */
+	int awaiting;		/* CQEs still to come */
+	bool short_read;	/* the file->pipe splice gave less than @want */
+	bool cancelled;		/* the linked pipe->socket splice was cancelled */
+};
+
+static int sf_setup(struct cell *c, struct sf *f, unsigned int size)
+{
+	int i, ret, sz;
+
+	for (i = 0; i < c->qd; i++) {
+		memset(&f[i], 0, sizeof(f[i]));
+		if (pipe(f[i].p))
+			return fail(c, "pipe: %s", strerror(errno));
+		sz = fcntl(f[i].p[1], F_GETPIPE_SZ);
+		/* the most the parent found allowed; never shrink the pipe */
+		if (sz >= 0 && (unsigned int)sz < size && sf_pipe_size > sz)
+			sz = fcntl(f[i].p[1], F_SETPIPE_SZ, sf_pipe_size);
+		if (sz < 0)
+			sz = fcntl(f[i].p[1], F_GETPIPE_SZ);
+		if (sz <= 0)
+			return fail(c, "F_GETPIPE_SZ: %s", strerror(errno));
+		f[i].pipe_size = sz;
+		ret = iou_tcp_pair(&f[i].s[0], &f[i].s[1], 0);
+		if (ret)
+			return fail(c, "TCP pair: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+/* The next pipe->socket splice of set @i: what the pipe holds. */
+static void sf_queue_send(struct iou_ring *ring, struct sf *f, int i,
+			  __u8 flags)
+{
+	struct io_uring_sqe *sqe = iou_get_sqe(ring);
+
+	iou_prep_splice(sqe, f->s[0], NO_OFF, f->p[0], NO_OFF, f->in_pipe, 0);
+	sqe->flags = flags;
+	sqe->user_data = i * 2 + 1;
+	f->awaiting = 1;
+	f->short_read = false;
+	f->cancelled = false;
+}
+
+/*
+ * The next chunk of set @i's file: file->pipe linked to pipe->socket, as
+ * much as the (empty) pipe holds.  user_data: set index * 2 + 0
+ * (file->pipe) or + 1 (pipe->socket).
+ */
+static void sf_queue_pair(struct iou_ring *ring, struct sf *f, int i,
+			  int file, unsigned int size, __u8 flags)
+{
+	unsigned int len = size - f->pos;
+	struct io_uring_sqe *sqe;
+
+	if (len > f->pipe_size)
+		len = f->pipe_size;
+	sqe = iou_get_sqe(ring);
+	iou_prep_splice(sqe, f->p[1], NO_OFF, file, f->pos, len, 0);
+	sqe->flags = flags | IOSQE_IO_LINK;
+	sqe->user_data = i * 2;
+	sqe = iou_get_sqe(ring);
+	iou_prep_splice(sqe, f->s[0], NO_OFF, f->p[0], NO_OFF, len, 0);
+	sqe->flags = flags;
+	sqe->user_data = i * 2 + 1;
+	f->want = len;
+	f->awaiting = 2;
+	f->short_read = false;
+	f->cancelled = false;
+}
+
+/* One CQE of set @f: 0, or -1 when it is not what a chain may give. */
+static int sf_complete(struct cell *c, struct sf *f, const struct iou_cqe *cqe)
+{
+	f->awaiting--;
+	if (!(cqe->user_data & 1)) {
+		if (cqe->res <= 0 || (unsigned int)cqe->res > f->want)
+			return fail(c, "file->pipe gave %d of %u", cqe->res,
+				    f->want);
+		/* short: the link breaks, the send is cancelled */
+		f->short_read = (unsigned int)cqe->res < f->want;
+		f->pos += cqe->res;
+		f->in_pipe += cqe->res;
+	} else if (cqe->res == -ECANCELED) {
+		f->cancelled = true;
+	} else if (cqe->res <= 0 || (unsigned int)cqe->res > f->in_pipe) {
+		return fail(c, "pipe->socket gave %d of %u", cqe->res,
+			    f->in_pipe);
+	} else {
+		f->in_pipe -= cqe->res;
+	}
+	if (!f->awaiting && f->cancelled && !f->short_read)
+		return fail(c, "pipe->socket cancelled after a full file->pipe");
+	return 0;
+}
+
+static int sf_ring(struct cell *c, struct sf *fs, int file, unsigned int size)
+{
+	__u8 flags = c->mode == M_ASYNC ? IOSQE_ASYNC : 0;
+	struct iou_ring ring;
+	struct iou_cqe cqe;
+	int i, ret, busy = 0;
+	bool more = true;
+
+	ret = iou_setup(&ring, 4 * MAX_QD, 0);
+	if (ret)
+		return fail(c, "io_uring_setup: %s", strerror(-ret));
+	for (i = 0; i < c->qd; i++, busy++)
+		sf_queue_pair(&ring, &fs[i], i, file, size, flags);
+	while (busy) {
+		ret = iou_submit_and_wait(&ring, 1);
+		if (ret < 0 && ret != -EINTR)
+			return fail(c, "io_uring_enter: %s", strerror(-ret));
+		while (!iou_peek_cqe(&ring, &cqe)) {
+			struct sf *f = &fs[cqe.user_data / 2];
+
+			i = cqe.user_data / 2;
+			if (sf_complete(c, f, &cqe))
+				return -1;
+			if (f->awaiting)
+				continue;
+			if (f->in_pipe) {
+				/* a short send or a broken link: the rest */
+				sf_queue_send(&ring, f, i, flags);
+				continue;
+			}
+			if (f->pos < size) {
+				sf_queue_pair(&ring, f, i, file, size, flags);
+				continue;
+			}
+			/* the whole file is in the socket */
+			busy--;
+			f->pos = 0;
+			if (more)
+				more = cell_tick(c, size);
+			else
+				c->tail_bytes += size;
+			if (more) {
+				sf_queue_pair(&ring, f, i, file, size, flags);
+				busy++;
+			}
+		}
+	}
+	iou_exit(&ring);
+	return 0;
+}
+
+static int sf_sendfile(struct cell *c, struct sf *fs, int file,
+		       unsigned int size)
+{
+	ssize_t n;
+	off_t off;
+	int i;
+
+	for (;;) {
+		for (i = 0; i < c->qd; i++) {
+			for (off = 0; off < size; ) {
+				n = sendfile(fs[i].s[0], file, &off, size - off);
+				if (n <= 0)
+					return fail(c, "sendfile(2) gave %zd: %s",
+						    n, strerror(errno));
+			}
+			if (!cell_tick(c, size))
+				return 0;
+		}
+	}
+}
+
+/* splice(2) the @n bytes in @f's pipe to its socket. */
+static int sf_send_pipe(struct cell *c, struct sf *f, ssize_t n)
+{
+	ssize_t m;
+
+	for (; n; n -= m) {
+		m = splice(f->p[0], NULL, f->s[0], NULL, n, 0);
+		if (m <= 0)
+			return fail(c, "splice(2) pipe->socket gave %zd: %s",
+				    m, strerror(errno));
+	}
+	return 0;
+}
+
+static int sf_splice(struct cell *c, struct sf *fs, int file,
+		     unsigned int size)
+{
+	loff_t off;
+	ssize_t n;
+	int i;
+
+	for (;;) {
+		for (i = 0; i < c->qd; i++) {
+			struct sf *f = &fs[i];
+
+			for (off = 0; off < size; ) {
+				n = size - off;
+				if (n > f->pipe_size)
+					n = f->pipe_size;
+				n = splice(file, &off, f->p[1], NULL, n, 0);
+				if (n <= 0)
+					return fail(c, "splice(2) file->pipe gave %zd: %s",
+						    n, strerror(errno));
+				if (sf_send_pipe(c, f, n))
+					return -1;
+			}
+			if (!cell_tick(c, size))
+				return 0;
+		}
+	}
+}
+
+/*
+ * The workload's file for this child: a file description of its own (the
+ * parent's file is unlinked, /proc/self/fd reopens it), or the parent's.
+ */
+static int sf_open(struct cell *c)
+{
+	char path[64];
+	int fd;
+
+	if (sf_file[c->wl] < 0)
+		return fail(c, "no file");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sf_file[c->wl]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : sf_file[c->wl];
+}
+
+static void sf_cell(struct cell *c)
+{
+	unsigned int size = wls[c->wl].bytes;
+	struct drainer d = { .n = c->qd };
+	struct sf fs[MAX_QD];
+	int i, file = sf_open(c);
+
+	if (file < 0 || sf_setup(c, fs, size))
+		return;
+	for (i = 0; i < c->qd; i++)
+		d.fds[i] = fs[i].s[1];
+	if (drain_start(c, &d))
+		return;
+	if (c->mode == M_SENDFILE)
+		sf_sendfile(c, fs, file, size);
+	else if (c->mode == M_SYSCALL)
+		sf_splice(c, fs, file, size);
+	else
+		sf_ring(c, fs, file, size);
+	c->res->workers = iou_count_io_workers();
+	drain_end(c, &d);
+}
+
 /* one cell, in a child --------------------------------------------------- */
 
 static void run_cell(struct cell *c)
 {
-	int ret = 0;
+	unsigned int chunk = wls[c->wl].bytes;
 
-	if (c->wl == W_FPS) {
+	if (wls[c->wl].ext4) {
+		sf_cell(c);
+	} else if (c->wl == W_FPS) {
 		struct fps fs[MAX_QD];
-		struct drainer d = { .f = fs, .n = c->qd };
-		int file = hot_file(c);
+		struct drainer d = { .n = c->qd };
+		int i, file = hot_file(c);
 
 		if (file < 0 || fps_setup(c, fs))
 			return;
-		if (pthread_create(&d.thr, NULL, drain_fn, &d)) {
-			fail(c, "pthread_create failed");
+		for (i = 0; i < c->qd; i++)
+			d.fds[i] = fs[i].s[1];
+		if (drain_start(c, &d))
 			return;
-		}
 		if (c->mode == M_SYSCALL)
-			ret = fps_syscall(c, fs, file);
+			fps_syscall(c, fs, file);
 		else
-			ret = fps_ring(c, fs, file);
+			fps_ring(c, fs, file);
 		c->res->workers = iou_count_io_workers();
-		__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
-		pthread_join(d.thr, NULL);
+		drain_end(c, &d);
 	} else {
 		struct pp pp[MAX_QD];
 
-		if (pp_setup(c, pp, wl_chunk[c->wl]))
+		if (pp_setup(c, pp, chunk))
 			return;
 		if (c->mode == M_SYSCALL)
-			ret = pp_syscall(c, pp, wl_chunk[c->wl]);
+			pp_syscall(c, pp, chunk);
 		else
-			ret = pp_ring(c, pp, wl_chunk[c->wl]);
+			pp_ring(c, pp, chunk);
 		c->res->workers = iou_count_io_workers();
 	}
-	(void)ret;
 }
 
 static void cell_in_child(enum workload wl, int qd, enum mode mode,
@@ -590,18 +955,211 @@ static void cell_in_child(enum workload wl, int qd, enum mode mode,
 		waitpid(pid, &status, 0);
 }
 
+/* the ext4 workloads' files, in the parent -------------------------------- */
+
+/*
+ * The file system type and device of the mount that holds @path (a real
+ * path), from /proc/self/mounts; false if it cannot be told.
+ */
+static bool mount_of(const char *path, char *type, size_t tsize, char *dev,
+		     size_t dsize)
+{
+	size_t len, best = 0;
+	struct mntent *m;
+	bool found = false;
+	FILE *f;
+
+	f = setmntent("/proc/self/mounts", "r");
+	if (!f)
+		return false;
+	while ((m = getmntent(f))) {
+		len = strlen(m->mnt_dir);
+		if (strcmp(m->mnt_dir, "/") &&
+		    (strncmp(path, m->mnt_dir, len) ||
+		     (path[len] && path[len] != '/')))
+			continue;
+		/* the longest match; of equal ones, the last (on top) */
+		if (len < best)
+			continue;
+		best = len;
+		snprintf(type, tsize, "%s", m->mnt_type);
+		snprintf(dev, dsize, "%s", m->mnt_fsname);
+		found = true;
+	}
+	endmntent(f);
+	return found;
+}
+
+/*
+ * A file of @size bytes in @dir, unlinked, written, fsync()ed and read
+ * once; *@cached gets how many of its pages mincore() then finds in the
+ * page cache (-1: unknown).  Its fd, or -1 with the reason in @why.
+ */
+static int sf_make_file(const char *dir, unsigned int size, long *cached,
+			char *why, size_t wsize)
+{
+	static char buf[SF_FILE_MAX];
+	unsigned char vec[SF_FILE_MAX / 4096];
+	long i, page = sysconf(_SC_PAGESIZE);
+	char path[PATH_MAX];
+	unsigned int done;
+	ssize_t n;
+	void *map;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/splice_bench.XXXXXX",
+		     dir) >= (int)sizeof(path)) {
+		snprintf(why, wsize, "path too long");
+		return -1;
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		snprintf(why, wsize, "cannot create a file: %s",
+			 strerror(errno));
+		return -1;
+	}
+	unlink(path);
+	memset(buf, 0x5a, size);
+	for (done = 0; done < size; done += n) {
+		n = pwrite(fd, buf + done, size - done, done);
+		if (n <= 0)
+			goto io_error;
+	}
+	if (fsync(fd))
+		goto io_error;
+	for (done = 0; done < size; done += n) {
+		n = pread(fd, buf + done, size - done, done);
+		if (n <= 0)
+			goto io_error;
+	}
+	*cached = -1;
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map != MAP_FAILED) {
+		if (!mincore(map, size, vec))
+			for (*cached = 0, i = 0; i < (size + page - 1) / page; i++)
+				*cached += vec[i] & 1;
+		munmap(map, size);
+	}
+	return fd;
+
+io_error:
+	snprintf(why, wsize, "writing or reading the file: %s",
+		 n < 0 ? strerror(errno) : "end of file");
+	close(fd);
+	return -1;
+}
+
+/*
+ * The files of the ext4 workloads in @mask, in @dir, which must be on
+ * ext4.  0 and what they are in @msg, or -1 and why they are skipped.
+ */
+static int sf_prepare(const char *dir, unsigned int mask, char *msg,
+		      size_t size)
+{
+	char real[PATH_MAX], type[32], dev[128], why[256];
+	struct statfs sfs;
+	int wl, p[2], sz;
+	size_t len;
+	long cached;
+
+	if (!realpath(dir, real) || statfs(real, &sfs)) {
+		snprintf(msg, size, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!mount_of(real, type, sizeof(type), dev, sizeof(dev))) {
+		snprintf(type, sizeof(type), "%s",
+			 sfs.f_type == EXT4_MAGIC_ ? "ext4" : "?");
+		snprintf(dev, sizeof(dev), "?");
+	}
+	if (sfs.f_type != EXT4_MAGIC_ || strcmp(type, "ext4")) {
+		snprintf(msg, size, "%s is on %s (%s, magic %#lx), not ext4",
+			 dir, dev, type, (unsigned long)sfs.f_type);
+		return -1;
+	}
+
+	/* the largest pipe allowed, up to 1 MiB */
+	if (pipe(p)) {
+		snprintf(msg, size, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	for (sz = SF_PIPE_MAX; sz > fcntl(p[1], F_GETPIPE_SZ); sz /= 2)
+		if (fcntl(p[1], F_SETPIPE_SZ, sz) >= 0)
+			break;
+	sf_pipe_size = fcntl(p[1], F_GETPIPE_SZ);
+	close(p[0]);
+	close(p[1]);
+
+	len = snprintf(msg, size, "%s on %s, pipes of %d KiB", dir, dev,
+		       sf_pipe_size / 1024);
+	for (wl = 0; wl < NR_WL; wl++) {
+		unsigned int bytes = wls[wl].bytes;
+
+		if (!wls[wl].ext4 || !(mask & 1u << wl))
+			continue;
+		sf_file[wl] = sf_make_file(real, bytes, &cached, why,
+					   sizeof(why));
+		if (sf_file[wl] < 0) {
+			snprintf(msg, size, "%s: %s", dir, why);
+			return -1;
+		}
+		if (len < size)
+			len += snprintf(msg + len, size - len,
+					"; %u KiB file: %ld of %ld pages cached",
+					bytes / 1024, cached,
+					(bytes + sysconf(_SC_PAGESIZE) - 1) /
+					sysconf(_SC_PAGESIZE));
+	}
+	return 0;
+}
+
 static void usage(const char *prog, FILE *f)
 {
+	int wl;
+
 	fprintf(f,
-		"Usage: %s [-d SECONDS] [-n ROUNDS] [-h]\n"
+		"Usage: %s [-d SECONDS] [-n ROUNDS] [-w WORKLOAD,...] [-D DIR] [-h]\n"
 		"IORING_OP_SPLICE inline (fds, registered files) vs. IOSQE_ASYNC\n"
 		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->tcp\n"
-		"64K, at QD 1 and 32: 24 cells.\n"
+		"64K; inline vs. IOSQE_ASYNC vs. sendfile(2) vs. splice(2): a\n"
+		"1 MiB and a 16 KiB file on ext4 to TCP; at QD 1 and 32: 40 cells.\n"
 		"  -d SECONDS  measured time per cell and round (default 1;\n"
 		"              each adds a tenth for warm-up)\n"
 		"  -n ROUNDS   rounds of each cell, the median is shown (default 5,\n"
 		"              at most %d)\n"
-		"  -h          this text\n", prog, MAX_ROUNDS);
+		"  -w LIST     only these workloads (default all): ext4 (both ext4\n"
+		"              ones), all, or of",
+		prog, MAX_ROUNDS);
+	for (wl = 0; wl < NR_WL; wl++)
+		fprintf(f, " %s%s", wls[wl].key, wl < NR_WL - 1 ? "," : "\n");
+	fprintf(f,
+		"  -D DIR      the ext4 workloads' directory, on ext4 (default\n"
+		"              /mnt/ext4; elsewhere they are skipped)\n"
+		"  -h          this text\n");
+}
+
+/* The workloads named in @list (comma-separated -w keys), or 0. */
+static unsigned int parse_workloads(char *list)
+{
+	unsigned int mask = 0;
+	char *key, *save;
+	bool known;
+	int wl;
+
+	for (key = strtok_r(list, ",", &save); key;
+	     key = strtok_r(NULL, ",", &save)) {
+		known = false;
+		for (wl = 0; wl < NR_WL; wl++) {
+			if (strcasecmp(key, "all") &&
+			    strcasecmp(key, wls[wl].key) &&
+			    (strcasecmp(key, "ext4") || !wls[wl].ext4))
+				continue;
+			mask |= 1u << wl;
+			known = true;
+		}
+		if (!known)
+			return 0;
+	}
+	return mask;
 }
 
 /*
@@ -631,28 +1189,76 @@ static void pick_median(struct result *rounds, int n, struct result *out,
 	out->workers = workers;
 }
 
+/*
+ * @a's ops/s over @b's, "met" if at least @target (0: no target) and,
+ * with @idle, if @a ended with no io-wq worker.
+ */
 static void print_ratio(char *buf, size_t size, const struct result *a,
-			const struct result *b, double target)
+			const struct result *b, double target, bool idle)
 {
 	double ratio;
+	int len;
 
 	if (a->failed || b->failed || b->ops <= 0) {
 		snprintf(buf, size, "n/a");
 		return;
 	}
 	ratio = a->ops / b->ops;
-	snprintf(buf, size, "%.2f %s", ratio, ratio >= target ? "met" : "MISSED");
+	len = snprintf(buf, size, "%.2f", ratio);
+	if (target > 0)
+		len += snprintf(buf + len, size - len, " %s",
+				ratio >= target && (!idle || !a->workers) ?
+				"met" : "MISSED");
+	if (idle && a->workers)
+		snprintf(buf + len, size - len, " (%d wrk)", a->workers);
+}
+
+/* The -n rounds of one workload and depth, then its rows of the table. */
+static int run_rows(int wl, int q, int nrounds, double dur,
+		    struct result *row)
+{
+	static struct result rounds[NR_MODES][MAX_ROUNDS];
+	int k, m, mode, nm = wls[wl].nr_modes, failed = 0;
+	double spread;
+
+	for (k = 0; k < nrounds; k++)
+		for (m = 0; m < nm; m++) {
+			mode = wls[wl].modes[(m + k) % nm];
+			cell_in_child(wl, qds[q], mode, dur, &rounds[mode][k]);
+		}
+	for (m = 0; m < nm; m++) {
+		struct result *res;
+
+		mode = wls[wl].modes[m];
+		res = &row[mode];
+		spread = 0;
+		pick_median(rounds[mode], nrounds, res, &spread);
+		if (res->failed) {
+			failed = 1;
+			printf("%-20s %4d  %-11s FAILED: %s\n", wls[wl].name,
+			       qds[q], mode_name[mode], res->msg);
+			continue;
+		}
+		printf("%-20s %4d  %-11s %12.0f %6.0f%% %10.1f %4d\n",
+		       wls[wl].name, qds[q], mode_name[mode], res->ops,
+		       100 * spread, res->mbs, res->workers);
+	}
+	fflush(stdout);
+	return failed;
 }
 
 int main(int argc, char **argv)
 {
 	static struct result r[NR_WL][2][NR_MODES];
-	static struct result rounds[NR_MODES][MAX_ROUNDS];
-	double dur = 1, spread;
+	unsigned int mask = (1u << NR_WL) - 1;
+	const char *dir = "/mnt/ext4";
+	bool splices = false, sendfiles = false, sf_skipped = false;
+	double dur = 1;
 	struct utsname uts;
-	int wl, q, m, k, opt, nrounds = 5, failed = 0;
+	char sf_msg[512];
+	int wl, q, opt, nrounds = 5, failed = 0;
 
-	while ((opt = getopt(argc, argv, "d:hn:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:D:hn:w:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dur = atof(optarg);
@@ -661,9 +1267,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'D':
+			dir = optarg;
+			break;
 		case 'n':
 			nrounds = atoi(optarg);
 			if (nrounds < 1 || nrounds > MAX_ROUNDS) {
+				usage(argv[0], stderr);
+				return 2;
+			}
+			break;
+		case 'w':
+			mask = parse_workloads(optarg);
+			if (!mask) {
 				usage(argv[0], stderr);
 				return 2;
 			}
@@ -676,52 +1292,70 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind < argc) {
+		usage(argv[0], stderr);
+		return 2;
+	}
+	for (wl = 0; wl < NR_WL; wl++)
+		if (mask & 1u << wl) {
+			splices |= !wls[wl].ext4;
+			sendfiles |= wls[wl].ext4;
+		}
 	signal(SIGPIPE, SIG_IGN);
 	uname(&uts);
 	printf("splice_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
 	       uts.release, uts.machine, dur, nrounds);
-	printf("%-20s %4s  %-10s %12s %7s %10s %4s\n", "workload", "QD", "mode",
+	if (sendfiles) {
+		sf_skipped = sf_prepare(dir, mask, sf_msg, sizeof(sf_msg));
+		printf("ext4 workloads: %s%s\n", sf_skipped ? "skipped, " : "",
+		       sf_msg);
+	}
+	printf("%-20s %4s  %-11s %12s %7s %10s %4s\n", "workload", "QD", "mode",
 	       "ops/s", "spread", "MB/s", "wrk");
 	for (wl = 0; wl < NR_WL; wl++) {
-		for (q = 0; q < 2; q++) {
-			for (k = 0; k < nrounds; k++)
-				for (m = 0; m < NR_MODES; m++) {
-					int mode = (m + k) % NR_MODES;
-
-					cell_in_child(wl, qds[q], mode, dur,
-						      &rounds[mode][k]);
-				}
-			for (m = 0; m < NR_MODES; m++) {
-				struct result *res = &r[wl][q][m];
-
-				spread = 0;
-				pick_median(rounds[m], nrounds, res, &spread);
-				if (res->failed) {
-					failed = 1;
-					printf("%-20s %4d  %-10s FAILED: %s\n",
-					       wl_name[wl], qds[q], mode_name[m],
-					       res->msg);
-					continue;
-				}
-				printf("%-20s %4d  %-10s %12.0f %6.0f%% %10.1f %4d\n",
-				       wl_name[wl], qds[q], mode_name[m],
-				       res->ops, 100 * spread, res->mbs,
-				       res->workers);
-			}
-			fflush(stdout);
+		if (!(mask & 1u << wl))
+			continue;
+		if (wls[wl].ext4 && sf_skipped) {
+			printf("%-20s skipped: %s\n", wls[wl].name, sf_msg);
+			continue;
 		}
+		for (q = 0; q < 2; q++)
+			failed |= run_rows(wl, q, nrounds, dur, r[wl][q]);
 	}
-	printf("\n%-20s %-24s %-28s %s\n", "ratios (medians)",
-	       "inline/async QD1 (>=3)", "inline/splice(2) QD32 (>=1)",
-	       "inline reg/splice(2) QD32");
+	if (splices)
+		printf("\n%-20s %-24s %-28s %s\n", "ratios (medians)",
+		       "inline/async QD1 (>=3)", "inline/splice(2) QD32 (>=1)",
+		       "inline reg/splice(2) QD32");
 	for (wl = 0; wl < NR_WL; wl++) {
-		char a[32], b[32], c[32];
+		char a[48], b[48], c[48];
 
-		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE], &r[wl][0][M_ASYNC], 3);
-		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE], &r[wl][1][M_SYSCALL], 1);
+		if (!(mask & 1u << wl) || wls[wl].ext4)
+			continue;
+		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE],
+			    &r[wl][0][M_ASYNC], 3, false);
+		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE],
+			    &r[wl][1][M_SYSCALL], 1, false);
 		print_ratio(c, sizeof(c), &r[wl][1][M_INLINE_REG],
-			    &r[wl][1][M_SYSCALL], 1);
-		printf("%-20s %-24s %-28s %s\n", wl_name[wl], a, b, c);
+			    &r[wl][1][M_SYSCALL], 1, false);
+		printf("%-20s %-24s %-28s %s\n", wls[wl].name, a, b, c);
+	}
+	if (sendfiles && !sf_skipped)
+		printf("\n%-20s %-24s %-38s %s\n", "ratios (medians)",
+		       "inline/async QD1 (>=3)",
+		       "inline/sendfile(2) QD32 (>=1, 0 wrk)",
+		       "inline/splice(2) QD32");
+	for (wl = 0; wl < NR_WL; wl++) {
+		char a[48], b[48], c[48];
+
+		if (!(mask & 1u << wl) || !wls[wl].ext4 || sf_skipped)
+			continue;
+		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE],
+			    &r[wl][0][M_ASYNC], 3, false);
+		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE],
+			    &r[wl][1][M_SENDFILE], 1, true);
+		print_ratio(c, sizeof(c), &r[wl][1][M_INLINE],
+			    &r[wl][1][M_SYSCALL], 0, false);
+		printf("%-20s %-24s %-38s %s\n", wls[wl].name, a, b, c);
 	}
 	return failed;
 }
