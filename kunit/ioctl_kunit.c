@@ -33,13 +33,26 @@ static void io_ioctl_rule_desc(const struct io_ioctl_rule *rule, char *desc)
 
 KUNIT_ARRAY_PARAM(io_ioctl_rule, io_ioctl_rules, io_ioctl_rule_desc);
 
-/* Every entry is found for its own command and kind, and says why. */
+/* The entry prep and issue together pick for @cmd on a file of @kind. */
+static const struct io_ioctl_rule *
+io_ioctl_find_rule(unsigned int cmd, enum io_ioctl_file_kind kind)
+{
+	const struct io_ioctl_rule *first = io_ioctl_first_rule(cmd);
+
+	return first ? io_ioctl_rule_for_kind(first, kind) : NULL;
+}
+
+/*
+ * Every entry is found for its own command and kind, and says why. Issue
+ * looks only at the entries from the first one for the command on: an
+ * entry after another command's is not found.
+ */
 static void io_ioctl_rule_is_found(struct kunit *test)
 {
 	const struct io_ioctl_rule *rule = test->param_value;
 
 	KUNIT_EXPECT_PTR_EQ(test, io_ioctl_find_rule(rule->cmd, rule->kind), rule);
-	KUNIT_EXPECT_TRUE(test, io_ioctl_cmd_listed(rule->cmd));
+	KUNIT_EXPECT_NOT_NULL(test, io_ioctl_first_rule(rule->cmd));
 	KUNIT_EXPECT_NOT_NULL(test, rule->run);
 	KUNIT_EXPECT_NOT_NULL(test, rule->why);
 	if (rule->why)
@@ -118,7 +131,7 @@ static void io_ioctl_rule_near_misses(struct kunit *test)
 		if (dirs[i] == dir)
 			continue;
 		cmd = base | (dirs[i] << _IOC_DIRSHIFT) | (size << _IOC_SIZESHIFT);
-		KUNIT_EXPECT_FALSE_MSG(test, io_ioctl_cmd_listed(cmd),
+		KUNIT_EXPECT_NULL_MSG(test, io_ioctl_first_rule(cmd),
 				       "direction %u: %#x", dirs[i], cmd);
 	}
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -126,7 +139,7 @@ static void io_ioctl_rule_near_misses(struct kunit *test)
 			continue;
 		cmd = base | (dir << _IOC_DIRSHIFT) |
 		      ((sizes[i] & _IOC_SIZEMASK) << _IOC_SIZESHIFT);
-		KUNIT_EXPECT_FALSE_MSG(test, io_ioctl_cmd_listed(cmd),
+		KUNIT_EXPECT_NULL_MSG(test, io_ioctl_first_rule(cmd),
 				       "size %u: %#x", sizes[i], cmd);
 	}
 }
@@ -165,7 +178,7 @@ static void io_ioctl_unlisted_refused(struct kunit *test)
 	const struct io_ioctl_unlisted_case *c = test->param_value;
 	enum io_ioctl_file_kind kind;
 
-	KUNIT_EXPECT_FALSE(test, io_ioctl_cmd_listed(c->cmd));
+	KUNIT_EXPECT_NULL(test, io_ioctl_first_rule(c->cmd));
 	for (kind = 0; kind < IO_IOCTL_NR_KINDS; kind++)
 		KUNIT_EXPECT_NULL_MSG(test, io_ioctl_find_rule(c->cmd, kind),
 				      "on %s", io_ioctl_kind_names[kind]);
@@ -239,6 +252,8 @@ static void io_ioctl_prep_checks(struct kunit *test)
 	if (!c->expected) {
 		KUNIT_EXPECT_EQ(test, ioc->cmd, c->cmd);
 		KUNIT_EXPECT_EQ(test, ioc->arg, 0x1000);
+		KUNIT_EXPECT_PTR_EQ(test, ioc->rules,
+				    io_ioctl_first_rule(c->cmd));
 	}
 }
 
@@ -326,6 +341,8 @@ static int io_ioctl_test_issue(struct kunit *test, struct file *file,
 	req->file = file;
 	ioc->cmd = cmd;
 	ioc->arg = arg;
+	ioc->rules = io_ioctl_first_rule(cmd);	/* as prep finds it */
+	KUNIT_ASSERT_NOT_NULL(test, ioc->rules);
 	*reqp = req;
 	return io_ioctl(req, issue_flags);
 }
@@ -435,6 +452,44 @@ static void io_ioctl_socket_queues(struct kunit *test)
 }
 
 /*
+ * On AF_INET sockets the queue lengths go straight to the protocol's
+ * ->ioctl(): the answers (an error included) are those of the socket's
+ * file handler.
+ */
+static void io_ioctl_inet_queues_as_handler(struct kunit *test)
+{
+	static const unsigned int cmds[] = { SIOCINQ, SIOCOUTQ, SIOCOUTQNSD };
+	struct io_ioctl_files *f = test->priv;
+	int __user *uarg = (int __user *)f->user_page;
+	struct file *socks[2] = { f->tcp_sock, f->udp_sock };
+	int i, j, want, res;
+
+	if (!f->tcp_sock || !f->udp_sock)
+		kunit_skip(test, "no TCP or UDP sockets (CONFIG_INET)");
+	if (!f->user_page)
+		kunit_skip(test, "no user memory for the argument");
+	/* a listening TCP socket: SIOCINQ is -EINVAL from tcp_ioctl() */
+	KUNIT_ASSERT_EQ(test, kernel_listen(sock_from_file(f->tcp_sock), 1), 0);
+	for (i = 0; i < ARRAY_SIZE(socks); i++) {
+		for (j = 0; j < ARRAY_SIZE(cmds); j++) {
+			if (cmds[j] == SIOCOUTQNSD && socks[i] != f->tcp_sock)
+				continue;
+			KUNIT_ASSERT_EQ(test, put_user(-1, uarg), 0);
+			res = vfs_ioctl(socks[i], cmds[j], f->user_page);
+			KUNIT_ASSERT_EQ(test, get_user(want, uarg), 0);
+			if (!res)	/* the handler wrote the answer */
+				KUNIT_EXPECT_NE(test, want, -1);
+			/* io_ioctl() must write it again over this */
+			KUNIT_ASSERT_EQ(test, put_user(7, uarg), 0);
+			io_ioctl_expect_inline(test, socks[i], cmds[j], res,
+					       want);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, vfs_ioctl(f->tcp_sock, SIOCINQ, f->user_page),
+			-EINVAL);
+}
+
+/*
  * SIOCOUTQNSD runs on TCP only: elsewhere sock_do_ioctl() would read a
  * struct ifreq at the int argument and answer -ENOTTY.
  */
@@ -505,6 +560,7 @@ static struct kunit_case io_ioctl_issue_cases[] = {
 	KUNIT_CASE(io_ioctl_pipe_fionread_inline),
 	KUNIT_CASE(io_ioctl_wrong_file_fails),
 	KUNIT_CASE(io_ioctl_socket_queues),
+	KUNIT_CASE(io_ioctl_inet_queues_as_handler),
 	KUNIT_CASE(io_ioctl_outqnsd_on_sockets),
 	KUNIT_CASE(io_ioctl_security_once),
 	{}
