@@ -18,8 +18,9 @@ Usage: $0 [options] N...
 Reverts patch N (its number in patches/, e.g. 4 or 0004) alone on top of
 the series, for each N in turn, and runs ./run_kunit.sh and
 ./run_selftests.sh on the result in a scratch worktree of this
-repository's HEAD (committed files only; the same cache: the guest tree is rebuilt incrementally each time; the
-next ordinary run re-applies the real series). Prints per patch
+repository's HEAD (committed files only). They share the cache: the
+guest tree is rebuilt incrementally each time, and the next ordinary
+run re-applies the real series. Prints per patch
 "revert does not apply", or the two runs' summary lines and their
 failed, crashed or missing cases, and ends with "revert-each: N patches,
 N caught, N not caught, N not revertible". "caught" means a run failed
