@@ -228,7 +228,9 @@ static void io_wq_blocking_workers_wake_one_test(struct kunit *test)
  * worker; the request runs (as task_work of the ring's task) when the
  * unbound workers are at their limit, so none can be created. 6.12 drops
  * the request and the work waits for a busy worker. An idle worker (one
- * that was going to sleep when the request was made) must take it.
+ * that was going to sleep when the request was made) must take it, not
+ * the worker that asked, which heads the free list here: it blocked in
+ * its idle path.
  */
 static void io_wq_create_at_max_wakes_idle_test(struct kunit *test)
 {
@@ -236,6 +238,7 @@ static void io_wq_create_at_max_wakes_idle_test(struct kunit *test)
 	struct io_worker *asker = &fx->busy[0];
 
 	io_wq_test_make_free(fx, &fx->idle[0]);
+	io_wq_test_make_free(fx, asker);
 	io_wq_test_queue_work(fx);
 	/* what io_wq_dec_running() leaves for create_worker_cb() */
 	atomic_set(&fx->acct->nr_running, 1);
