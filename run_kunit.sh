@@ -18,7 +18,7 @@ Usage: $0 [options] [FILTER_GLOB]
 Applies patches/ and the tests (kunit/, selftests/) to Debian's
 linux-source-6.12, builds the guest kernel of run_selftests.sh with the
 suites built in (kconfig-fragments/selftests + kunit) incrementally, boots it
-under QEMU (TCG) with "kunit.py exec", then prints
+under QEMU (TCG, two vCPUs) with "kunit.py exec", then prints
 "kunit: N passed, N failed, N skipped".
 FILTER_GLOB selects suites or tests, as kunit.py takes it: 'io_uring_sqe*'.
 
@@ -83,7 +83,10 @@ cd "$IOU_TREE"
 iou_configure_guest_kernel "$build" "$out/config.log" "${fragments[@]}"
 iou_build_guest_kernel "$build" "$out/build.log"
 
-exec_args=("${common[@]}" --timeout="$IOU_KUNIT_TIMEOUT" --json="$out/kunit.json")
+# Two vCPUs, as the selftests guest has: the io-wq suite runs a worker's
+# sleep hook on one CPU while the other holds a lock.
+exec_args=("${common[@]}" --timeout="$IOU_KUNIT_TIMEOUT" --json="$out/kunit.json"
+	--qemu_args="-smp 2")
 [ "$IOU_KVM" = 1 ] && exec_args+=(--qemu_args="-accel kvm")
 [ -n "$filter_glob" ] && exec_args+=("$filter_glob")
 

@@ -184,16 +184,59 @@ static void io_wq_blocking_free_worker_not_itself_test(struct kunit *test)
 			      "the blocking worker woke itself, not the idle one");
 }
 
-/* Nothing queued: a worker that blocks wakes nobody. */
+struct io_wq_test_blocker {
+	struct io_worker *worker;
+	atomic_t done;
+};
+
+/* A worker's sleep hook, run from another thread while the test holds a lock. */
+static int io_wq_test_block_thread(void *data)
+{
+	struct io_wq_test_blocker *blocker = data;
+
+	io_wq_dec_running(blocker->worker);
+	atomic_set(&blocker->done, 1);
+	for (;;) {
+		set_current_state(TASK_UNINTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * Nothing queued: a worker that blocks wakes nobody, and takes no lock on
+ * its way to sleep (the hook runs for every worker that blocks). The hook
+ * runs on another CPU while this one holds acct->lock: it must return all
+ * the same.
+ */
 static void io_wq_blocking_worker_nothing_queued_test(struct kunit *test)
 {
 	struct io_wq_test_fixture *fx = test->priv;
+	struct io_wq_test_blocker blocker = { .worker = &fx->busy[0] };
+	struct task_struct *task;
+	int waited_ms;
 
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "one CPU: the sleep hook cannot run while this one holds the lock");
 	io_wq_test_make_free(fx, &fx->idle[0]);
 	atomic_set(&fx->acct->nr_running, 2);
+	task = kthread_create(io_wq_test_block_thread, &blocker, "iowq-kunit-block");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	get_task_struct(task);
 
-	io_wq_dec_running(&fx->busy[0]);
+	raw_spin_lock(&fx->acct->lock);
+	wake_up_process(task);
+	for (waited_ms = 0; !atomic_read(&blocker.done) && waited_ms < 1000; waited_ms++)
+		mdelay(1);
+	raw_spin_unlock(&fx->acct->lock);
+	kthread_stop(task);
+	put_task_struct(task);
 
+	KUNIT_EXPECT_LT_MSG(test, waited_ms, 1000,
+			    "the sleep hook waited for acct->lock with nothing queued");
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->acct->nr_running), 1);
 	KUNIT_EXPECT_FALSE_MSG(test, io_wq_test_woken(&fx->idle[0]),
 			       "an idle worker woken with no work queued");
