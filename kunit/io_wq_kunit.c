@@ -28,12 +28,9 @@ struct io_wq_test_fixture {
 	struct io_worker idle[IO_WQ_TEST_IDLE_WORKERS];
 };
 
-/* An idle worker's sleep: the first wake ends it for good. */
-static int io_wq_test_idle_thread(void *data)
+/* Sleep, never in TASK_INTERRUPTIBLE, until kthread_stop(). */
+static int io_wq_test_wait_for_stop(void)
 {
-	set_current_state(TASK_INTERRUPTIBLE);
-	if (!kthread_should_stop())
-		schedule();
 	for (;;) {
 		set_current_state(TASK_UNINTERRUPTIBLE);
 		if (kthread_should_stop())
@@ -42,6 +39,15 @@ static int io_wq_test_idle_thread(void *data)
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
+}
+
+/* An idle worker's sleep: the first wake ends it for good. */
+static int io_wq_test_idle_thread(void *data)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!kthread_should_stop())
+		schedule();
+	return io_wq_test_wait_for_stop();
 }
 
 static bool io_wq_test_woken(struct io_worker *worker)
@@ -196,14 +202,7 @@ static int io_wq_test_block_thread(void *data)
 
 	io_wq_dec_running(blocker->worker);
 	atomic_set(&blocker->done, 1);
-	for (;;) {
-		set_current_state(TASK_UNINTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return io_wq_test_wait_for_stop();
 }
 
 /*
