@@ -226,11 +226,15 @@ static void io_wq_blocking_worker_nothing_queued_test(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
 	get_task_struct(task);
 
+	/* on another CPU than this one, which will spin with the lock held */
+	migrate_disable();
+	kthread_bind(task, cpumask_any_but(cpu_online_mask, raw_smp_processor_id()));
 	raw_spin_lock(&fx->acct->lock);
 	wake_up_process(task);
 	for (waited_ms = 0; !atomic_read(&blocker.done) && waited_ms < 1000; waited_ms++)
 		mdelay(1);
 	raw_spin_unlock(&fx->acct->lock);
+	migrate_enable();
 	kthread_stop(task);
 	put_task_struct(task);
 
