@@ -219,7 +219,7 @@ static void io_wq_blocking_worker_nothing_queued_test(struct kunit *test)
 	int waited_ms;
 
 	if (num_online_cpus() < 2)
-		kunit_skip(test, "one CPU: the sleep hook cannot run while this one holds the lock");
+		kunit_skip(test, "needs a second CPU to run the sleep hook on");
 	io_wq_test_make_free(fx, &fx->idle[0]);
 	atomic_set(&fx->acct->nr_running, 2);
 	task = kthread_create(io_wq_test_block_thread, &blocker, "iowq-kunit-block");
