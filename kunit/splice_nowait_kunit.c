@@ -7,7 +7,9 @@
  * full output, no readers, a pending signal, a locked tmpfs folio; and
  * after such a stop, io_splice_stopped_early() (would the blocking splice
  * have gone on?) and io_splice_wait_for() (which end it waits for, if it
- * waits at all).
+ * waits at all); and how a request that already moved bytes ends: no wait
+ * on a pipe any more, and io_splice_fail() reporting them when it is
+ * cancelled.
  *
  * Included at the end of io_uring/splice.c to reach its static functions.
  */
@@ -23,6 +25,7 @@ enum io_splice_test_file {
 	F_PIPE_WRITE,		/* write end of pipe B */
 	F_PIPE_NONBLOCK_READ,	/* read end of an O_NONBLOCK pipe */
 	F_UNIX_STREAM,
+	F_UNIX_STREAM_LOWAT,	/* the same with SO_RCVLOWAT 1000 */
 	F_UNIX_DGRAM,
 	F_NETLINK,
 	F_TCP,
@@ -38,6 +41,7 @@ static const char *const io_splice_test_file_names[NR_TEST_FILES] = {
 	[F_PIPE_WRITE]		= "pipe",
 	[F_PIPE_NONBLOCK_READ]	= "O_NONBLOCK pipe",
 	[F_UNIX_STREAM]		= "unix stream",
+	[F_UNIX_STREAM_LOWAT]	= "unix stream with SO_RCVLOWAT",
 	[F_UNIX_DGRAM]		= "unix dgram",
 	[F_NETLINK]		= "netlink",
 	[F_TCP]			= "tcp",
@@ -89,6 +93,10 @@ static int io_splice_test_files_init(struct kunit *test)
 	tf->f[F_PIPE_NONBLOCK_READ] = pipe[0];
 	tf->others[2] = pipe[1];
 	tf->f[F_UNIX_STREAM] = io_splice_test_socket(AF_UNIX, SOCK_STREAM);
+	tf->f[F_UNIX_STREAM_LOWAT] = io_splice_test_socket(AF_UNIX, SOCK_STREAM);
+	if (tf->f[F_UNIX_STREAM_LOWAT])	/* what setsockopt() stores */
+		WRITE_ONCE(sock_from_file(tf->f[F_UNIX_STREAM_LOWAT])->sk->sk_rcvlowat,
+			   1000);
 	tf->f[F_UNIX_DGRAM] = io_splice_test_socket(AF_UNIX, SOCK_DGRAM);
 	tf->f[F_NETLINK] = io_splice_test_socket(AF_NETLINK, SOCK_RAW);
 	/* NULL without CONFIG_INET: those rows skip */
@@ -142,6 +150,9 @@ static const struct io_splice_punt_case io_splice_punt_cases[] = {
 	{ F_PIPE_READ, F_TCP, false, "tcp_sendmsg with MSG_DONTWAIT" },
 	{ F_PIPE_READ, F_UDP, true, "datagram: not on the allowlist" },
 	{ F_UNIX_STREAM, F_PIPE_WRITE, false, "honours SPLICE_F_NONBLOCK" },
+	{ F_UNIX_STREAM_LOWAT, F_PIPE_WRITE, true,
+	  "the blocking read waits for the mark" },
+	{ F_PIPE_READ, F_UNIX_STREAM_LOWAT, false, "the mark is the reader's" },
 	{ F_UNIX_DGRAM, F_PIPE_WRITE, true, "generic splice_read may wait" },
 	{ F_NETLINK, F_PIPE_WRITE, true, "family not known" },
 	{ F_TCP, F_PIPE_WRITE, false, "tcp_splice_read honours the nowait mode" },
@@ -194,6 +205,36 @@ static void io_splice_prep_refuses_internal_flag(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, req->flags & REQ_F_FORCE_ASYNC);
 	KUNIT_EXPECT_EQ(test, SPLICE_F_NOWAIT_INTERNAL &
 			(SPLICE_F_ALL | SPLICE_F_FD_IN_FIXED), 0);
+}
+
+/*
+ * A failed prep leaves no stale state for io_splice_fail() or the
+ * cleanup: io_kiocbs are recycled, and a failed request still goes
+ * through io_req_defer_failed().
+ */
+static void io_splice_prep_failure_clears_state(struct kunit *test)
+{
+	struct io_kiocb *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct io_uring_sqe sqe = { .len = 1, .off = 1 };
+	struct io_splice *sp;
+
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	sp = io_kiocb_to_cmd(req, struct io_splice);
+
+	memset(sp, 0xa5, sizeof(*sp));
+	KUNIT_EXPECT_EQ(test, io_tee_prep(req, &sqe), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sp->done, 0);
+	KUNIT_EXPECT_NULL(test, sp->file_in);
+
+	memset(sp, 0xa5, sizeof(*sp));
+	sqe.splice_flags = SPLICE_F_NOWAIT_INTERNAL;
+	KUNIT_EXPECT_EQ(test, io_splice_prep(req, &sqe), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sp->done, 0);
+	KUNIT_EXPECT_NULL(test, sp->file_in);
+
+	req->cqe.res = -EINVAL;
+	io_splice_fail(req);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, -EINVAL);
 }
 
 /* Two pipes, A (in) and B (out), with all four ends. */
@@ -629,11 +670,71 @@ static void io_splice_ready_retries_capped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sp->ready_retries, 0);
 }
 
+/*
+ * Once a request has moved bytes it waits no more on a pipe: the blocking
+ * splice returns what it moved at an empty input pipe (splice_to_socket())
+ * or a full output pipe (splice_file_to_pipe()).
+ */
+static void io_splice_moved_bytes_no_pipe_wait(struct kunit *test)
+{
+	struct io_kiocb *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct io_splice_pipes *p = test->priv;
+	struct io_splice *sp;
+
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	sp = io_kiocb_to_cmd(req, struct io_splice);
+
+	/* A empty */
+	KUNIT_EXPECT_TRUE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_IN);
+	sp->done = 100;
+	KUNIT_EXPECT_FALSE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_NONE);
+
+	/* B full, A with data */
+	io_splice_test_fill(test, p->a[1], 100);
+	io_splice_test_fill(test, p->b[1], p->out->max_usage * PAGE_SIZE);
+	sp->done = 0;
+	KUNIT_EXPECT_TRUE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_OUT);
+	sp->done = 100;
+	KUNIT_EXPECT_FALSE(test, io_splice_must_wait(req, p->a[0], p->b[1]));
+	KUNIT_EXPECT_EQ(test, sp->wait, IO_SPLICE_WAIT_NONE);
+}
+
+/*
+ * A request cancelled or failed while it waits reports the bytes inline
+ * tries moved, as 6.12's signalled worker returns them; with none moved
+ * the error stays.
+ */
+static void io_splice_fail_reports_moved(struct kunit *test)
+{
+	struct io_kiocb *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct io_splice_pipes *p = test->priv;
+	struct io_splice *sp;
+
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	sp = io_kiocb_to_cmd(req, struct io_splice);
+	req->opcode = IORING_OP_SPLICE;
+	sp->file_in = p->a[0];
+	sp->file_out = p->b[1];
+	sp->len = 65536;
+
+	req->cqe.res = -ECANCELED;
+	io_splice_fail(req);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, -ECANCELED);
+
+	sp->done = 4096;
+	io_splice_fail(req);
+	KUNIT_EXPECT_EQ(test, req->cqe.res, 4096);
+}
+
 static struct kunit_case io_splice_punt_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
 	KUNIT_CASE_PARAM(io_splice_stopped_early_decides,
 			 io_splice_early_gen_params),
 	KUNIT_CASE(io_splice_prep_refuses_internal_flag),
+	KUNIT_CASE(io_splice_prep_failure_clears_state),
 	{}
 };
 
@@ -666,6 +767,8 @@ static struct kunit_suite io_splice_nowait_suite = {
 static struct kunit_case io_splice_wait_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_wait_decides, io_splice_wait_gen_params),
 	KUNIT_CASE(io_splice_ready_retries_capped),
+	KUNIT_CASE(io_splice_moved_bytes_no_pipe_wait),
+	KUNIT_CASE(io_splice_fail_reports_moved),
 	{}
 };
 
