@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Read a QEMU guest's console log: kernel splats, kselftest TAP results and
-the results of extra programs run with --run.
+the results of extra programs run with --run; and KUnit's results.
 
   guest_log.py splats LOG...   print each splat with its backtrace; exit 1
                                if there is any
@@ -36,9 +36,25 @@ the results of extra programs run with --run.
                                --baseline (a pristine run's TSV), on a test
                                that passed there and fails here; with KMSG,
                                on a splat there that no test's dmesg has
+  guest_log.py kunit JSON [--ktap KTAP] [--allowed-skips FILE]
+               [--expected FILE] [--filter GLOB] [--write-expected FILE]
+               [--totals FILE]
+                               kunit.py's JSON results: with --allowed-skips
+                               (lib/kunit-skips), fail on a skipped case it
+                               does not list, printing the reason from KTAP
+                               (the raw log); with --expected
+                               (lib/kunit-expected-cases), on suites or case
+                               counts that differ from it (only the suites
+                               GLOB selects; none compared if it selects
+                               cases); --write-expected writes that file
+                               from this run first; --totals gets "passed
+                               failed skipped", each rule broken one more
+                               failure
 """
 import argparse
 import fnmatch
+import json
+import os
 import re
 import sys
 
@@ -567,6 +583,169 @@ def liburing(lines, args, kmsg=None):
     return not gate
 
 
+# KUnit (run_kunit.sh, and the boot of run_selftests.sh --coverage): the
+# results of kunit.py's JSON, the reasons of skips from the raw KTAP, the
+# skip allowlist and the expected suites with their case counts.
+KTAP_TIME = re.compile(r"^\[[\s\d.]+\] ?")
+KTAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*?)\s*$")
+KTAP_RESULT = re.compile(r"^(\s*)(?:not ok|ok) \d+ (?:- )?(.*?)(?: # SKIP(.*))?$")
+EXPECTED_HEADER = """\
+# The KUnit suites a full ./run_kunit.sh runs, each with its number of test
+# cases as kunit.py counts them: a parameterised case counts its rows, not
+# itself. A run must match it exactly (a suite missing or extra, or another
+# count, fails the run; with a filter glob, only the suites it selects).
+# Written by ./run_kunit.sh --update-expected from a run: regenerate it
+# that way after adding or removing cases or rows, and commit it.
+"""
+
+
+def kunit_leaves(group, path=()):
+    """(path, status) of every leaf of kunit.py's JSON: (suite, case) or
+    (suite, case, row) for a parameterised case's rows."""
+    for case in group.get("test_cases", []):
+        yield path + (case["name"],), case["status"]
+    for sub in group.get("sub_groups", []):
+        yield from kunit_leaves(sub, path + (sub["name"],))
+
+
+def ktap_skip_reasons(lines):
+    """{path: reason} of every "# SKIP" result of a raw KTAP log (console
+    timestamps dropped), the path named as in kunit_leaves()."""
+    reasons, stack = {}, []
+    for line in lines:
+        line = KTAP_TIME.sub("", line, count=1)
+        header = KTAP_SUBTEST.match(line)
+        if header:
+            depth = len(header.group(1))
+            while stack and stack[-1][0] >= depth:
+                stack.pop()
+            stack.append((depth, header.group(2)))
+            continue
+        result = KTAP_RESULT.match(line)
+        if not result:
+            continue
+        depth = len(result.group(1))
+        while stack and stack[-1][0] > depth:
+            stack.pop()
+        if result.group(3) is not None:
+            path = tuple(name for _, name in stack) + (result.group(2),)
+            reasons[path] = result.group(3).strip() or "(no reason given)"
+    return reasons
+
+
+def read_expected_cases(path):
+    """lib/kunit-expected-cases: "<suite> <cases>" per line."""
+    expected = {}
+    for num, parts in table_rows(path):
+        if len(parts) != 2 or not parts[1].isdigit():
+            sys.exit(f"{path}:{num}: want \"suite number-of-cases\"")
+        expected[parts[0]] = int(parts[1])
+    return expected
+
+
+def suite_counts(leaves):
+    counts = {}
+    for path, _ in leaves:
+        # A suite with no case at all is a leaf of its own (kunit.py's
+        # "0 tests run!"): it counts none.
+        counts[path[0]] = counts.get(path[0], 0) + (len(path) > 1)
+    return counts
+
+
+def shown(path):
+    """A lib/ file's name as the repository's, any other path as given."""
+    parent, name = os.path.split(os.path.abspath(path))
+    return "lib/" + name if os.path.basename(parent) == "lib" else path
+
+
+def kunit(args):
+    """Print what a KUnit run's results break of the rules and write the
+    totals "passed failed skipped" (each broken rule one more failure) to
+    args.totals; True if the run passed."""
+    totals = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0}
+    try:
+        with open(args.json) as f:
+            leaves = list(kunit_leaves(json.load(f)))
+    except (OSError, ValueError) as err:
+        print(f"  FAIL kunit.py's results: {args.json}: {err}")
+        leaves, totals["ERROR"] = [], 1
+    for _, status in leaves:
+        totals[status] = totals.get(status, 0) + 1
+    problems = 0
+    counts = suite_counts(leaves)
+    if args.write_expected:
+        if totals["ERROR"] or not leaves:
+            print(f"  FAIL {shown(args.write_expected)} not written: "
+                  + ("a suite crashed, its count is not known"
+                     if leaves else "no results"))
+            problems += 1
+            if args.expected == args.write_expected:
+                args.expected = None
+        else:
+            with open(args.write_expected, "w") as f:
+                f.write(EXPECTED_HEADER)
+                for suite in sorted(counts):
+                    f.write(f"{suite} {counts[suite]}\n")
+            print(f"  wrote {shown(args.write_expected)}: {len(counts)} suites, "
+                  f"{sum(counts.values())} cases (commit it)")
+    skipped = [path for path, status in leaves if status == "SKIP"]
+    if skipped and args.allowed_skips is not None:
+        allowed = read_allowed_skips(args.allowed_skips)
+        reasons = {}
+        if args.ktap:
+            reasons = ktap_skip_reasons(read_lines(args.ktap))
+        unlisted = []
+        for path in skipped:
+            case = ".".join(path[1:])
+            if not (skip_allowed(allowed, path[0], path[1] if len(path) > 1 else "-")
+                    or skip_allowed(allowed, path[0], case or "-")):
+                unlisted.append(f"{'.'.join(path)}: SKIP "
+                                f"{reasons.get(path, '(reason not in the KTAP log)')}")
+        if unlisted:
+            problems += 1
+            print(f"  FAIL skipped KUnit cases that {shown(args.allowed_skips)} does not list"
+                  " (a patched run may skip only those):")
+            for line in unlisted:
+                print("       | " + line)
+    if args.expected and not os.path.exists(args.expected):
+        problems += 1
+        print(f"  FAIL {shown(args.expected)} is missing: write it with"
+              " ./run_kunit.sh --update-expected")
+    elif args.expected:
+        expected = read_expected_cases(args.expected)
+        name = shown(args.expected)
+        glob = args.filter or "*"
+        if "." in glob:
+            print(f"  (case counts not compared with {name}: the filter "
+                  f"{glob} selects cases, not suites)")
+        else:
+            want = {s: n for s, n in expected.items() if fnmatch.fnmatchcase(s, glob)}
+            counts = {s: n for s, n in counts.items() if fnmatch.fnmatchcase(s, glob)}
+            wrong = []
+            for suite in sorted(set(want) | set(counts)):
+                if suite not in counts:
+                    wrong.append(f"{suite}: not run (expected {want[suite]} cases)")
+                elif suite not in want:
+                    wrong.append(f"{suite}: {counts[suite]} cases, not in {name}")
+                elif counts[suite] != want[suite]:
+                    wrong.append(f"{suite}: {counts[suite]} cases, expected {want[suite]}")
+            print(f"  (suites: {len(counts)} run with {sum(counts.values())} cases;"
+                  f" {name}: {len(want)} with {sum(want.values())}"
+                  + ("" if glob == "*" else f" matching {glob}") + ")")
+            if wrong:
+                problems += 1
+                print(f"  FAIL suites or case counts differ from {name} (if the"
+                      " change is meant, regenerate it: ./run_kunit.sh"
+                      " --update-expected, and commit it):")
+                for line in wrong:
+                    print("       | " + line)
+    failed = totals["FAIL"] + totals["ERROR"] + problems
+    if args.totals:
+        with open(args.totals, "w") as f:
+            f.write(f"{totals['PASS']} {failed} {totals['SKIP']}\n")
+    return failed == 0 and totals["PASS"] + totals["SKIP"] > 0
+
+
 def read_kmsg(path):
     """The kernel's messages streamed to a file of their own, or None when
     not given or not there (a run from before they were)."""
@@ -604,6 +783,16 @@ def main(argv):
         allowed = read_allowed_skips(args.allowed_skips) if args.allowed_skips else None
         return 0 if selftests(read_lines(args.log), argv[1], expected, allowed,
                               read_kmsg(args.kmsg), args.kmsg) else 1
+    if len(argv) >= 3 and argv[1] == "kunit":
+        parser = argparse.ArgumentParser(prog="guest_log.py kunit")
+        parser.add_argument("json")
+        parser.add_argument("--ktap")
+        parser.add_argument("--allowed-skips")
+        parser.add_argument("--expected")
+        parser.add_argument("--filter")
+        parser.add_argument("--write-expected")
+        parser.add_argument("--totals")
+        return 0 if kunit(parser.parse_args(argv[2:])) else 1
     if len(argv) < 3 or argv[1] != "splats":
         sys.exit(__doc__)
     found = []
