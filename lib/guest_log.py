@@ -204,7 +204,7 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
     runner_rc = None
     # The boot (before /init says IOU-GUEST-START) and the kernel log and
     # leak report the guest prints at the end are the kernel's, not TAP.
-    started = not any(line.startswith("IOU-GUEST-START") for line in lines)
+    started = not any("IOU-GUEST-START" in line for line in lines)
     dump = None
 
     def check_skips(program):
@@ -227,7 +227,7 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
 
     for line in lines:
         if not started:
-            started = line.startswith("IOU-GUEST-START")
+            started = "IOU-GUEST-START" in line
             continue
         if dump:
             if line.startswith(dump):
