@@ -301,7 +301,7 @@ if [ "$liburing" = 0 ]; then
 		TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
 	# kselftest's make goes on past a target that fails to build; don't.
 	if grep -qE ': error: |\*\*\* ' "$out/selftests-build.log"; then
-		grep -E ': error: |\*\*\* ' "$out/selftests-build.log" | head -n 5 >&2
+		grep -m 5 -E ': error: |\*\*\* ' "$out/selftests-build.log" >&2
 		iou_die "a selftest did not build (log: $out/selftests-build.log)"
 	fi
 fi
@@ -351,7 +351,7 @@ iou_log "results in $out"
 [ "$coverage" = 0 ] || iou_coverage_extract "$out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
-		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
+		{ grep -v '^IOU-RUN-BEGIN' || true; } | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
 	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" --kmsg "$kmsg" |
 		tee "$out/results.txt"
 	exit
