@@ -313,11 +313,14 @@ make_ext4_disk
 # tests print, the second (kmsg.log) the kernel's console, written as the
 # kernel prints (a guest killed by the timeout keeps its last report there).
 # lib/guest-init.sh takes ttyS0 for /init's output when the kernel's console
-# is not on it. --shell has the kernel's messages on ttyS0 too (the last
-# console= is /dev/console).
+# is not on it. --shell keeps the kernel's console on ttyS0, the shell's
+# terminal: the 8250 driver has one console, on one port only.
 kmsg=$out/kmsg.log
-cmdline="console=ttyS1 panic=-1"
-[ "$mode" != shell ] || cmdline+=" console=ttyS0"
+if [ "$mode" = shell ]; then
+	cmdline="console=ttyS0 panic=-1"
+else
+	cmdline="console=ttyS1 panic=-1"
+fi
 # The patched guest has the KUnit suites built in (run_kunit.sh boots the
 # same kernel); they run at boot only for --coverage.
 [ "$coverage" = 1 ] || cmdline+=" kunit.enable=0"

@@ -22,7 +22,7 @@ ln -s /proc/self/fd/2 /dev/stderr
 # killed by the timeout still leaves its hung-task or lockdep report
 # there. /dev/console is then ttyS1 too: what /init and the tests print
 # goes to the first port, the host's console.log, with no kernel message
-# in its lines. (--shell has the kernel's console on ttyS0 as well.)
+# in its lines. (--shell has the kernel's console on ttyS0.)
 if ! grep -qw ttyS0 /sys/class/tty/console/active 2>/dev/null; then
 	exec </dev/ttyS0 >/dev/ttyS0 2>&1
 fi
