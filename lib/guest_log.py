@@ -198,6 +198,7 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
     extra_output = None
     pending_skips = []
     pending_fails = []
+    orphan_fails = []
     unlisted_skips = []
     seen = set()
     plans = []
@@ -238,6 +239,11 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
             dump = f"IOU-{block.group(1)}-END"
             continue
         if EXTRA_BEGIN.match(line):
+            # What no program's result took (a runner that stopped
+            # halfway) is not this --run program's.
+            orphan_fails += pending_fails
+            check_skips("?")
+            pending_skips, pending_fails = [], []
             extra_output = []
             continue
         extra = EXTRA_END.search(line)
@@ -301,10 +307,11 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
           f"{cases['xfail']} known failures)")
     # Results that no program's result line followed: the runner was
     # killed, or something else printed them; a failure either way.
-    if pending_fails:
+    orphan_fails += pending_fails
+    if orphan_fails:
         counts["fail"] += 1
         print("  FAIL \"not ok\" with no program's result after it:")
-        for fail_line in pending_fails:
+        for fail_line in orphan_fails:
             print("       | " + fail_line)
     if pending_skips:
         check_skips("?")
