@@ -29,10 +29,24 @@ Options:
   --kvm            boot with KVM instead of TCG (opt-in; env IOU_KVM=1)
   --timeout SECS   guest timeout (env IOU_KUNIT_TIMEOUT, default $IOU_KUNIT_TIMEOUT)
   --output DIR     results folder (default: \$IOU_OUT_DIR/kunit-<date>)
+  --update-expected
+                   write lib/kunit-expected-cases from this run's suites and
+                   case counts (every suite: no FILTER_GLOB), then check the
+                   run against it; commit the file after adding or removing
+                   KUnit cases or parameter rows
   -h, --help       this text
 
+The run fails on a failed or crashed case, a kernel splat, no case run, a
+skipped case that lib/kunit-skips does not list (it lists none: the suites
+run on the series' kernel, where nothing they test is missing; each skip is
+printed with its reason), and suites or case counts (a parameterised case
+counts its rows) that differ from lib/kunit-expected-cases (with a
+FILTER_GLOB of suites, only the suites it selects are compared; with one of
+cases, none).
+
 Results: kunit.py's output (kunit.log), the raw KTAP (ktap.log), kunit.py's
-JSON (kunit.json), the build log (build.log) and the totals line
+JSON (kunit.json), the build log (build.log), the checks of skips and case
+counts (checks.txt), the kernel splats (splats.log) and the totals line
 (summary.txt) in the results folder;
 \$IOU_OUT_DIR/kunit-latest points at the newest one.
 
@@ -43,18 +57,23 @@ EOF
 filter_glob=""
 debug=0
 out=""
+update_expected=0
+expected_cases=$IOU_REPO/lib/kunit-expected-cases
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) IOU_KVM=1 ;;
 	--debug) debug=1 ;;
 	--timeout) IOU_KUNIT_TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--output) out=${2:?--output needs a value}; shift ;;
+	--update-expected) update_expected=1 ;;
 	-h | --help) usage; exit 0 ;;
 	-*) usage >&2; iou_die "unknown option: $1" ;;
 	*) [ -z "$filter_glob" ] || iou_die "only one filter glob"; filter_glob=$1 ;;
 	esac
 	shift
 done
+[ "$update_expected" = 0 ] || [ -z "$filter_glob" ] ||
+	iou_die "--update-expected counts every suite: no FILTER_GLOB"
 
 iou_prepare_host
 iou_prepare_tree
@@ -95,26 +114,20 @@ status=0
 "${kunit[@]}" exec "${exec_args[@]}" 2>&1 | tee "$out/kunit.log" || status=$?
 cp "$build/test.log" "$out/ktap.log" 2>/dev/null || true
 
-# Count leaf test cases (parameters included) by status from kunit.py's JSON.
-summary=$(python3 - "$out/kunit.json" <<'EOF' || true
-import json, sys
-counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0}
-def walk(group):
-    for case in group.get("test_cases", []):
-        counts[case["status"]] = counts.get(case["status"], 0) + 1
-    for sub in group.get("sub_groups", []):
-        walk(sub)
-try:
-    walk(json.load(open(sys.argv[1])))
-except (OSError, ValueError):
-    counts["ERROR"] += 1
-failed = counts["FAIL"] + counts["ERROR"]
-print(counts["PASS"], failed, counts["SKIP"])
-EOF
-)
+# Count leaf test cases (parameters included) by status from kunit.py's JSON,
+# and check the skips and the suites' case counts. Each broken rule counts as
+# one more failed result, so that the totals line shows it.
+checks=(--ktap "$out/ktap.log" --allowed-skips "$IOU_REPO/lib/kunit-skips"
+	--expected "$expected_cases" --totals "$out/totals")
+[ -z "$filter_glob" ] || checks+=(--filter "$filter_glob")
+[ "$update_expected" = 0 ] || checks+=(--write-expected "$expected_cases")
+python3 "$IOU_REPO/lib/guest_log.py" kunit "$out/kunit.json" "${checks[@]}" |
+	tee "$out/checks.txt" || true
+summary=$(cat "$out/totals" 2>/dev/null || true)
+rm -f "$out/totals"
 read -r passed failed skipped <<<"${summary:-0 1 0}"
 # A splat fails the run even when every test passed; it counts as one more
-# failed result so that the totals line shows it.
+# failed result too.
 if ! python3 "$IOU_REPO/lib/guest_log.py" splats "$out/ktap.log" >"$out/splats.log"; then
 	echo "kernel splats in the KUnit kernel's log (whole log: $out/ktap.log):"
 	sed 's/^/  /' "$out/splats.log"

@@ -32,7 +32,12 @@ build directory, made anew each run with mkfs.ext4 -d; the guest mounts it on
 /mnt/ext4, in every mode), runs run_kselftest.sh and prints each result and
 "selftests: N passed, N failed, N skipped". Fails on any failed test, a guest
 timeout, a kernel panic, or a splat (BUG, WARNING, Oops, KASAN, UBSAN,
-lockdep, sleeping in atomic context, hung task) in the guest's log.
+lockdep, sleeping in atomic context, hung task, RCU stall, starved RCU
+kthread) in the kernel's messages. A program fails on any "not ok" line of
+its output (nested or indented ones included, --run programs' too) even if
+it exits 0; a patched run (not --pristine) fails on any skip (exit 4, --run
+programs' included, or a case's "# SKIP") that lib/selftest-skips does not
+list.
 
 Options:
   --run PATH...    also copy these programs or scripts into the guest and run
@@ -94,14 +99,17 @@ More environment:
                    --liburing: seconds each liburing test may run
                    (default $IOU_LIBURING_TIMEOUT)
 
-Results: console.log (the guest's whole serial console), config.log,
-build.log, selftests-build.log and results.txt (what was printed) in the
-results folder; \$IOU_OUT_DIR/selftests-latest (bench-latest) points at the
-newest one. With --liburing: liburing[-pristine]-<date>/ with console.log,
-liburing-build.log, results.txt and liburing-results.tsv (test, result, exit
-code, seconds); \$IOU_OUT_DIR/liburing-latest points at the newest, and the
-pristine baseline is liburing-results-pristine.tsv in
-\$IOU_CACHE_DIR/linux-source-<version>/.
+Results: console.log (the guest's first serial port: what /init and the
+tests print, and the kernel log they print at the end), kmsg.log (the
+kernel's messages, streamed from a second serial port, console=ttyS1, while
+the guest runs: read for splats too, and what is left of a guest killed by
+the timeout), config.log, build.log, selftests-build.log and results.txt
+(what was printed) in the results folder; \$IOU_OUT_DIR/selftests-latest
+(bench-latest) points at the newest one. With --liburing:
+liburing[-pristine]-<date>/ with console.log, kmsg.log, liburing-build.log,
+results.txt and liburing-results.tsv (test, result, exit code, seconds);
+\$IOU_OUT_DIR/liburing-latest points at the newest, and the pristine baseline
+is liburing-results-pristine.tsv in \$IOU_CACHE_DIR/linux-source-<version>/.
 
 $(iou_env_help)
 EOF
@@ -293,7 +301,7 @@ if [ "$liburing" = 0 ]; then
 		TARGETS="$IOU_SELFTEST_TARGETS" KSFT_INSTALL_PATH="$build/kselftest_install" install
 	# kselftest's make goes on past a target that fails to build; don't.
 	if grep -qE ': error: |\*\*\* ' "$out/selftests-build.log"; then
-		grep -E ': error: |\*\*\* ' "$out/selftests-build.log" | head -n 5 >&2
+		grep -m 5 -E ': error: |\*\*\* ' "$out/selftests-build.log" >&2
 		iou_die "a selftest did not build (log: $out/selftests-build.log)"
 	fi
 fi
@@ -301,23 +309,40 @@ build_initramfs
 ext4_image=$build/ext4.img
 make_ext4_disk
 
-cmdline="console=ttyS0 panic=-1"
+# Two serial ports: the first (stdio, console.log) for what /init and the
+# tests print, the second (kmsg.log) the kernel's console, written as the
+# kernel prints (a guest killed by the timeout keeps its last report there).
+# lib/guest-init.sh takes ttyS0 for /init's output when the kernel's console
+# is not on it. --shell keeps the kernel's console on ttyS0, the shell's
+# terminal: the 8250 driver has one console, on one port only.
+kmsg=$out/kmsg.log
+if [ "$mode" = shell ]; then
+	cmdline="console=ttyS0 panic=-1"
+else
+	cmdline="console=ttyS1 panic=-1"
+fi
 # The patched guest has the KUnit suites built in (run_kunit.sh boots the
 # same kernel); they run at boot only for --coverage.
 [ "$coverage" = 1 ] || cmdline+=" kunit.enable=0"
 qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 	-no-reboot -kernel "$build/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio"
 	-append "$cmdline"
+	-serial mon:stdio -chardev "file,id=kmsg,path=${kmsg//,/,,}" -serial chardev:kmsg
 	-drive "file=${ext4_image//,/,,},if=virtio,format=raw,cache=unsafe")
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
-[ -z "$IOU_QEMU_MONITOR" ] || qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
+# The monitor is the one on stdio's mux (Ctrl-A c) unless a socket is asked for.
+if [ -n "$IOU_QEMU_MONITOR" ]; then
+	qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
+else
+	qemu+=(-monitor none)
+fi
 
 if [ "$mode" = shell ]; then
 	iou_log "booting the guest to a shell (leave with: exit)"
 	exec "${qemu[@]}"
 fi
 
-iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log)"
+iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log, kernel messages: $kmsg)"
 rc=0
 timeout --foreground -k 10 "$IOU_GUEST_TIMEOUT" "${qemu[@]}" </dev/null |
 	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' |
@@ -329,12 +354,13 @@ iou_log "results in $out"
 [ "$coverage" = 0 ] || iou_coverage_extract "$out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
-		grep -v '^IOU-RUN-BEGIN' | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
-	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" | tee "$out/results.txt"
+		{ grep -v '^IOU-RUN-BEGIN' || true; } | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
+	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" --kmsg "$kmsg" |
+		tee "$out/results.txt"
 	exit
 elif [ "$liburing" = 0 ]; then
 	status=0
-	checks=(--expect "$build/kselftest_install/kselftest-list.txt")
+	checks=(--expect "$build/kselftest_install/kselftest-list.txt" --kmsg "$kmsg")
 	# Only the pristine run may skip what the series brings.
 	[ "$IOU_WITH_SERIES" != 1 ] || checks+=(--allowed-skips "$IOU_REPO/lib/selftest-skips")
 	python3 "$IOU_REPO/lib/guest_log.py" selftests "$out/console.log" "${checks[@]}" |
@@ -345,7 +371,7 @@ elif [ "$liburing" = 0 ]; then
 	exit "$status"
 fi
 gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
-	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv")
+	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv" --kmsg "$kmsg")
 if [ "$IOU_WITH_SERIES" = 1 ]; then
 	gate+=(--baseline "$baseline")
 fi

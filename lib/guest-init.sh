@@ -17,12 +17,23 @@ ln -s /proc/self/fd /dev/fd
 ln -s /proc/self/fd/0 /dev/stdin
 ln -s /proc/self/fd/1 /dev/stdout
 ln -s /proc/self/fd/2 /dev/stderr
+# The kernel's messages go to the second serial port (console=ttyS1), which
+# run_selftests.sh streams into kmsg.log as they come, so that a guest
+# killed by the timeout still leaves its hung-task or lockdep report
+# there. /dev/console is then ttyS1 too: what /init and the tests print
+# goes to the first port, the host's console.log, with no kernel message
+# in its lines. (--shell has the kernel's console on ttyS0.)
+if ! grep -qw ttyS0 /sys/class/tty/console/active 2>/dev/null; then
+	exec </dev/ttyS0 >/dev/ttyS0 2>&1
+fi
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t tmpfs tmpfs /dev/shm
 ip link set lo up 2>/dev/null
 hostname iou-guest
+# On a line of its own: the firmware's last output does not end one.
+echo
 echo "IOU-GUEST-START $(uname -r)"
 # The ext4 disk that run_selftests.sh attaches (virtio, /dev/vda): a page
 # cache on a block device for splice_file and splice_bench, which skip
@@ -50,9 +61,8 @@ if [ "$(cat /iou-mode)" = shell ]; then
 	reboot -f
 fi
 
-# Keep the kernel's messages off the console while tests print TAP there;
-# the whole kernel log is printed at the end.
-dmesg -n 1
+# The kernel's messages are on the other port (kmsg.log); the whole kernel
+# log is printed here too at the end.
 # A --coverage kernel: the counters of the boot, when the KUnit suites ran,
 # go to the host first; the tests start from zero (lib/guest-gcov.sh).
 [ -x /iou-gcov ] && /iou-gcov kunit

@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Read a QEMU guest's console log: kernel splats, kselftest TAP results and
-the results of extra programs run with --run.
+the results of extra programs run with --run; and KUnit's results.
 
-  guest_log.py splats LOG      print each splat with its backtrace; exit 1
+  guest_log.py splats LOG...   print each splat with its backtrace; exit 1
                                if there is any
   guest_log.py selftests LOG [--expect LIST] [--allowed-skips FILE]
+               [--kmsg KMSG]
                                print every result, the splats and the final
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
-                               missing end marker; with --expect (kselftest-
+                               missing end marker; a program fails on a
+                               "not ok" line anywhere in its output (nested
+                               or indented, --run programs' too), whatever
+                               its exit status; with --expect (kselftest-
                                list.txt), on a program without a result, an
                                incomplete TAP plan or a runner exit status
                                missing or non-zero; with --allowed-skips
                                (lib/selftest-skips, patched runs), on a skip
-                               it does not list
-  guest_log.py bench LOG       the same for a --bench run, whose programs
+                               it does not list (a program's exit 4, --run
+                               programs' included, or a case's "# SKIP");
+                               KMSG (kmsg.log, the kernel's messages as the
+                               guest ran) is read for splats too
+  guest_log.py bench LOG [--kmsg KMSG]
+                               the same for a --bench run, whose programs
                                are the benchmarks; ends "bench: ..."
   guest_log.py liburing LOG --known FILE --results TSV [--baseline TSV]
-               [--timeout SECS] [--version VER]
+               [--timeout SECS] [--version VER] [--kmsg KMSG]
                                run_selftests.sh --liburing: each liburing
                                test's result (a splat in the kernel messages
                                after a test fails it), the gate, and
@@ -26,10 +34,27 @@ the results of extra programs run with --run.
                                writes the results to TSV. The gate fails on a
                                failure that --known does not list and, with
                                --baseline (a pristine run's TSV), on a test
-                               that passed there and fails here
+                               that passed there and fails here; with KMSG,
+                               on a splat there that no test's dmesg has
+  guest_log.py kunit JSON [--ktap KTAP] [--allowed-skips FILE]
+               [--expected FILE] [--filter GLOB] [--write-expected FILE]
+               [--totals FILE]
+                               kunit.py's JSON results: with --allowed-skips
+                               (lib/kunit-skips), fail on a skipped case it
+                               does not list, printing the reason from KTAP
+                               (the raw log); with --expected
+                               (lib/kunit-expected-cases), on suites or case
+                               counts that differ from it (only the suites
+                               GLOB selects; none compared if it selects
+                               cases); --write-expected writes that file
+                               from this run first; --totals gets "passed
+                               failed skipped", each rule broken one more
+                               failure
 """
 import argparse
 import fnmatch
+import json
+import os
 import re
 import sys
 
@@ -41,19 +66,31 @@ SPLAT = re.compile(
     r"suspicious RCU usage|INFO: lockdep|"
     r"sleeping function called from invalid context|"
     r"blocked for more than \d+ seconds|unreferenced object 0x|"
+    # RCU stalls: "rcu: INFO: rcu_sched self-detected stall on CPU",
+    # "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:", and the
+    # grace-period kthread that did not run: "rcu: rcu_preempt kthread
+    # starved for 10502 jiffies!".
+    r"rcu: INFO: |self-detected stall|detected stalls on|kthread starved|"
     r"Call Trace:")
 # kselftest's top-level TAP: "ok 1 selftests: io_uring: splice_tee # SKIP".
 TOP_RESULT = re.compile(
     r"^(not ok|ok) \d+ selftests: (\S+): (\S+)(?:\s+#\s*(\w+))?")
-# A test program's own TAP, as run_kselftest.sh relays it: "# ok 3 name",
-# "# ok 4 name # SKIP why", or "# ok 5 # XFAIL why" (ksft_test_result_xfail()
-# puts the directive right after the number).
-SUB_RESULT = re.compile(r"^# (not ok|ok) \d+ ?(.*?)(?:\s*#\s*(\w+).*)?$")
+# Any TAP result line, after any depth of "#" and indentation: a test
+# program's own, as run_kselftest.sh relays it, "# ok 3 name", "# ok 4 name
+# # SKIP why", "# ok 5 # XFAIL why" (ksft_test_result_xfail() puts the
+# directive right after the number), nested "# # not ok 1 name" or
+# "#     ok 2 name". Groups: prefix, status, name, directive, reason.
+TAP_RESULT = re.compile(
+    r"^([#\s]*)(not ok|ok) \d+(?: +|$)(.*?)\s*(?:#\s*(\w*)(.*))?$")
 # run_kselftest.sh's plan of each collection, "1..7", and its exit status.
 TOP_PLAN = re.compile(r"^1\.\.(\d+)\s*$")
 RUNNER_EXIT = re.compile(r"^IOU-KSELFTEST-EXIT rc=(\d+)")
 EXTRA_BEGIN = re.compile(r"^IOU-RUN-BEGIN (\S+)")
-EXTRA_END = re.compile(r"^IOU-RUN-END (\S+) rc=(\d+)")
+# Searched, not matched: a program's output may not end its last line.
+EXTRA_END = re.compile(r"IOU-RUN-END (\S+) rc=(\d+)")
+# What the guest prints after the tests: the kernel's log, kmemleak's
+# report (and, with --coverage, the counters): no TAP of a test in there.
+DUMP_BEGIN = re.compile(r"^IOU-(DMESG|KMEMLEAK|GCOV)-BEGIN")
 GUEST_DONE = "IOU-GUEST-DONE"
 
 
@@ -80,6 +117,18 @@ def splat_reports(lines, context=30):
             if "---[ end trace" in line or "IOU-" in line:
                 until = i
     return report
+
+
+def kernel_splats(console, kmsg=None):
+    """The splats of a guest run: the console's and, when the kernel's
+    messages were streamed to a file of their own (kmsg), that file's.
+    The console's lines that kmsg has too (the dmesg the guest prints at
+    the end) are read once."""
+    if kmsg is None:
+        return splat_reports(console)
+    known = set(kmsg)
+    return splat_reports(kmsg) + splat_reports(
+        [line for line in console if line not in known])
 
 
 def verdict(status, directive):
@@ -117,30 +166,106 @@ def skip_allowed(allowed, program, case):
                for prog, glob, _ in allowed)
 
 
-def selftests(lines, label="selftests", expected=None, allowed_skips=None):
+def tap_line(line, inner):
+    """A TAP result line as (status, name, directive, reason), or None.
+    inner: the line is a program's own output, where any depth of "#" and
+    indentation before the result counts (kselftest's runner puts "# "
+    before each line of the program's, kselftest_harness's nested
+    results add their own "# " or indentation); otherwise only a line at
+    column 0."""
+    match = TAP_RESULT.match(line)
+    if not match or (match.group(1) and not inner):
+        return None
+    return match.group(2), match.group(3), match.group(4), \
+        (match.group(5) or "").strip()
+
+
+def selftests(lines, label="selftests", expected=None, allowed_skips=None,
+              kmsg=None, kmsg_path="kmsg.log"):
     """expected: the "collection:program" entries the runner was given (its
     plan must be complete, its exit status seen); allowed_skips: when given
-    (a patched run), a skip that it does not list is a failure."""
+    (a patched run), a skip that it does not list is a failure; kmsg: the
+    kernel's messages streamed to a file of their own (kmsg.log), read for
+    splats with the console.
+
+    A program fails on a "not ok" line anywhere in its output (outside a
+    SKIP, an "ok ... # XFAIL" is not one), whatever its exit status: the
+    kselftest runner's own result line, any nested result of the program
+    ("# not ok 3 foo", "# # not ok 1 bar", "#     not ok 2 baz") or, for a
+    --run program, a result line of its output at any depth."""
     counts = {"pass": 0, "fail": 0, "skip": 0}
     cases = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
     extra_output = None
     pending_skips = []
+    pending_fails = []
+    orphan_fails = []
     unlisted_skips = []
     seen = set()
     plans = []
     runner_rc = None
+    # The boot (before /init says IOU-GUEST-START) and the kernel log and
+    # leak report the guest prints at the end are the kernel's, not TAP.
+    started = not any("IOU-GUEST-START" in line for line in lines)
+    dump = None
+
+    def check_skips(program):
+        for case, skip_line in pending_skips:
+            if allowed_skips is not None and not skip_allowed(allowed_skips, program, case):
+                unlisted_skips.append(f"{program} {case}: {skip_line.strip()}")
+
+    def inner_result(line):
+        """Count a program's own result line; remember its skips and
+        failures until the program's result."""
+        tap = tap_line(line, inner=True)
+        if not tap:
+            return
+        result = verdict(tap[0], tap[2])
+        cases[result] += 1
+        if result == "skip":
+            pending_skips.append((tap[1] or "?", line))
+        elif result == "fail":
+            pending_fails.append(line.strip())
+
     for line in lines:
+        if not started:
+            started = "IOU-GUEST-START" in line
+            continue
+        if dump:
+            if line.startswith(dump):
+                dump = None
+            continue
+        block = DUMP_BEGIN.match(line)
+        if block and extra_output is None:
+            dump = f"IOU-{block.group(1)}-END"
+            continue
         if EXTRA_BEGIN.match(line):
+            # What no program's result took (a runner that stopped
+            # halfway) is not this --run program's.
+            orphan_fails += pending_fails
+            check_skips("?")
+            pending_skips, pending_fails = [], []
             extra_output = []
             continue
-        extra = EXTRA_END.match(line)
-        if extra:
+        extra = EXTRA_END.search(line)
+        if extra and extra_output is not None:
+            if line[:extra.start()]:
+                extra_output.append(line[:extra.start()])
+            for out in extra_output:
+                inner_result(out)
             rc = int(extra.group(2))
+            program = extra.group(1)
             result = "pass" if rc == 0 else "skip" if rc == 4 else "fail"
+            if result == "skip":
+                pending_skips.append(("-", f"--run {program} exited {rc} (a skip)"))
+            why = ""
+            if pending_fails and result != "fail":
+                result, why = "fail", ", but a result in its output is \"not ok\""
             counts[result] += 1
-            print(f"  {result.upper():4} --run {extra.group(1)} (exit {rc})")
-            for out in extra_output or []:
+            print(f"  {result.upper():4} --run {program} (exit {rc}{why})")
+            for out in extra_output:
                 print("       | " + out)
+            check_skips(program)
+            pending_skips, pending_fails = [], []
             extra_output = None
             continue
         if extra_output is not None:
@@ -154,32 +279,42 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None):
         if plan:
             plans.append([int(plan.group(1)), 0])
             continue
-        sub = SUB_RESULT.match(line)
-        if sub:
-            result = verdict(sub.group(1), sub.group(3))
-            cases[result] += 1
-            if result == "skip":
-                pending_skips.append((sub.group(2) or "?", line))
-            continue
         top = TOP_RESULT.match(line)
         if top:
             result = verdict(top.group(1), top.group(4))
+            if result == "skip":
+                pending_skips.append(("-", line))
+            if pending_fails and result != "fail":
+                result = "fail"
             counts[result] += 1
             seen.add(f"{top.group(2)}:{top.group(3)}")
             if plans:
                 plans[-1][1] += 1
-            print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}")
-            program = top.group(3)
-            if result == "skip":
-                pending_skips.append(("-", line))
-            for case, skip_line in pending_skips:
-                if allowed_skips is not None and not skip_allowed(allowed_skips, program, case):
-                    unlisted_skips.append(f"{program} {case}: {skip_line.strip()}")
-            pending_skips = []
+            note = ""
+            if pending_fails and top.group(1) == "ok":
+                note = " (its exit status says ok, its output \"not ok\")"
+            print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}{note}")
+            for fail_line in pending_fails:
+                print("       | " + fail_line)
+            check_skips(top.group(3))
+            pending_skips, pending_fails = [], []
             continue
+        # Any other result line: a program's own, or a "not ok" of the
+        # guest's that no program's result follows (counted below).
+        inner_result(line)
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
           f"{cases['fail']} failed, {cases['skip']} skipped, "
           f"{cases['xfail']} known failures)")
+    # Results that no program's result line followed: the runner was
+    # killed, or something else printed them; a failure either way.
+    orphan_fails += pending_fails
+    if orphan_fails:
+        counts["fail"] += 1
+        print("  FAIL \"not ok\" with no program's result after it:")
+        for fail_line in orphan_fails:
+            print("       | " + fail_line)
+    if pending_skips:
+        check_skips("?")
     # A skip in a patched run that lib/selftest-skips does not list hides a
     # feature the series should have: one failure, naming each skip.
     if unlisted_skips:
@@ -204,15 +339,19 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None):
             print(f"  FAIL kselftest runner: exit {runner_rc} with no failed test")
     # The kernel's log and the guest's run itself count as one result each
     # when they go wrong, so that the totals line shows the failure.
-    found = splat_reports(lines)
+    found = kernel_splats(lines, kmsg)
     if found:
         counts["fail"] += 1
-        print("  FAIL kernel log: splats")
+        print("  FAIL kernel log: splats"
+              + (f" (the kernel's messages: {kmsg_path})" if kmsg is not None else ""))
         for line in found:
             print("       | " + line)
     if not any(GUEST_DONE in line for line in lines):
         counts["fail"] += 1
-        print("  FAIL guest run: did not finish (panic, hang or timeout)")
+        print("  FAIL guest run: did not finish (panic, hang or timeout)"
+              + (f"; the kernel's last messages ({kmsg_path}):" if kmsg else ""))
+        for line in (kmsg or [])[-15:]:
+            print("       | " + line)
     ok = counts["fail"] == 0 and counts["pass"] + counts["skip"] > 0
     print(f"{label}: {counts['pass']} passed, {counts['fail']} failed, "
           f"{counts['skip']} skipped")
@@ -314,7 +453,11 @@ def liburing_tests(lines):
     return tests, outside
 
 
-def liburing(lines, args):
+# The line lib/guest-init.sh writes to /dev/kmsg before each liburing test.
+KMSG_TEST = re.compile(r"iou: liburing test (\S+)")
+
+
+def liburing(lines, args, kmsg=None):
     known = read_known(args.known)
     baseline, base_version = {}, None
     if args.baseline:
@@ -398,6 +541,30 @@ def liburing(lines, args):
         print("  FAIL kernel log: splats outside the tests")
         for line in found:
             print("       | " + line)
+    # The kernel's messages streamed to their own file: a splat there that
+    # no test's dmesg block printed (the guest hung or died before it
+    # could) fails the gate, pinned on the test that was running.
+    if kmsg is not None:
+        console = set(lines)
+        # Lines the console has too are blanked, not dropped: a report
+        # keeps its lines together.
+        fresh = [line if line not in console else "" for line in kmsg]
+        found = [line for line in splat_reports(fresh) if line]
+        if found:
+            running = "(boot)"
+            for line, new in zip(kmsg, fresh):
+                marker = KMSG_TEST.search(line)
+                if marker:
+                    running = marker.group(1)
+                if SPLAT.search(new) and not USER_TRAP.search(new):
+                    break
+            counts["fail"] += 1
+            gate.append(f"splats in {args.kmsg} that no test's dmesg has"
+                        f" (the first while {running} ran)")
+            print(f"  FAIL kernel messages: splats that no test's dmesg has, "
+                  f"the first while {running} ran ({args.kmsg})")
+            for line in found:
+                print("       | " + line)
     if not any(GUEST_DONE in line for line in lines):
         counts["fail"] += 1
         gate.append("the guest run did not finish")
@@ -423,6 +590,180 @@ def liburing(lines, args):
     return not gate
 
 
+# KUnit (run_kunit.sh, and the boot of run_selftests.sh --coverage): the
+# results of kunit.py's JSON, the reasons of skips from the raw KTAP, the
+# skip allowlist and the expected suites with their case counts.
+KTAP_TIME = re.compile(r"^\[[\s\d.]+\] ?")
+KTAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*?)\s*$")
+KTAP_RESULT = re.compile(r"^(\s*)(?:not ok|ok) \d+ (?:- )?(.*?)(?: # SKIP(.*))?$")
+EXPECTED_HEADER = """\
+# The KUnit suites a full ./run_kunit.sh runs, each with its number of test
+# cases as kunit.py counts them: a parameterised case counts its rows, not
+# itself. A run must match it exactly (a suite missing or extra, or another
+# count, fails the run; with a filter glob, only the suites it selects).
+# Written by ./run_kunit.sh --update-expected from a run: regenerate it
+# that way after adding or removing cases or rows, and commit it.
+"""
+
+
+def kunit_leaves(group, path=()):
+    """(path, status) of every leaf of kunit.py's JSON: (suite, case) or
+    (suite, case, row) for a parameterised case's rows."""
+    for case in group.get("test_cases", []):
+        yield path + (case["name"],), case["status"]
+    for sub in group.get("sub_groups", []):
+        yield from kunit_leaves(sub, path + (sub["name"],))
+
+
+def ktap_skip_reasons(lines):
+    """{path: reason} of every "# SKIP" result of a raw KTAP log (console
+    timestamps dropped), the path named as in kunit_leaves()."""
+    reasons, stack = {}, []
+    for line in lines:
+        line = KTAP_TIME.sub("", line, count=1)
+        header = KTAP_SUBTEST.match(line)
+        if header:
+            depth = len(header.group(1))
+            while stack and stack[-1][0] >= depth:
+                stack.pop()
+            stack.append((depth, header.group(2)))
+            continue
+        result = KTAP_RESULT.match(line)
+        if not result:
+            continue
+        depth = len(result.group(1))
+        while stack and stack[-1][0] > depth:
+            stack.pop()
+        if result.group(3) is not None:
+            path = tuple(name for _, name in stack) + (result.group(2),)
+            reasons[path] = result.group(3).strip() or "(no reason given)"
+    return reasons
+
+
+def read_expected_cases(path):
+    """lib/kunit-expected-cases: "<suite> <cases>" per line."""
+    expected = {}
+    for num, parts in table_rows(path):
+        if len(parts) != 2 or not parts[1].isdigit():
+            sys.exit(f"{path}:{num}: want \"suite number-of-cases\"")
+        expected[parts[0]] = int(parts[1])
+    return expected
+
+
+def suite_counts(leaves):
+    counts = {}
+    for path, _ in leaves:
+        # A suite with no case at all is a leaf of its own (kunit.py's
+        # "0 tests run!"): it counts none.
+        counts[path[0]] = counts.get(path[0], 0) + (len(path) > 1)
+    return counts
+
+
+def shown(path):
+    """A lib/ file's name as the repository's, any other path as given."""
+    parent, name = os.path.split(os.path.abspath(path))
+    return "lib/" + name if os.path.basename(parent) == "lib" else path
+
+
+def kunit(args):
+    """Print what a KUnit run's results break of the rules and write the
+    totals "passed failed skipped" (each broken rule one more failure) to
+    args.totals; True if the run passed."""
+    totals = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0}
+    try:
+        with open(args.json) as f:
+            leaves = list(kunit_leaves(json.load(f)))
+    except (OSError, ValueError) as err:
+        print(f"  FAIL kunit.py's results: {args.json}: {err}")
+        leaves, totals["ERROR"] = [], 1
+    for _, status in leaves:
+        totals[status] = totals.get(status, 0) + 1
+    problems = 0
+    counts = suite_counts(leaves)
+    if args.write_expected:
+        if totals["ERROR"] or not leaves:
+            print(f"  FAIL {shown(args.write_expected)} not written: "
+                  + ("a suite crashed, its count is not known"
+                     if leaves else "no results"))
+            problems += 1
+            if args.expected == args.write_expected:
+                args.expected = None
+        else:
+            with open(args.write_expected, "w") as f:
+                f.write(EXPECTED_HEADER)
+                for suite in sorted(counts):
+                    f.write(f"{suite} {counts[suite]}\n")
+            print(f"  wrote {shown(args.write_expected)}: {len(counts)} suites, "
+                  f"{sum(counts.values())} cases (commit it)")
+    skipped = [path for path, status in leaves if status == "SKIP"]
+    if skipped and args.allowed_skips is not None:
+        allowed = read_allowed_skips(args.allowed_skips)
+        reasons = {}
+        if args.ktap:
+            reasons = ktap_skip_reasons(read_lines(args.ktap))
+        unlisted = []
+        for path in skipped:
+            case = ".".join(path[1:])
+            if not (skip_allowed(allowed, path[0], path[1] if len(path) > 1 else "-")
+                    or skip_allowed(allowed, path[0], case or "-")):
+                unlisted.append(f"{'.'.join(path)}: SKIP "
+                                f"{reasons.get(path, '(reason not in the KTAP log)')}")
+        if unlisted:
+            problems += 1
+            print(f"  FAIL skipped KUnit cases that {shown(args.allowed_skips)} does not list"
+                  " (a patched run may skip only those):")
+            for line in unlisted:
+                print("       | " + line)
+    if args.expected and not os.path.exists(args.expected):
+        problems += 1
+        print(f"  FAIL {shown(args.expected)} is missing: write it with"
+              " ./run_kunit.sh --update-expected")
+    elif args.expected:
+        expected = read_expected_cases(args.expected)
+        name = shown(args.expected)
+        glob = args.filter or "*"
+        if "." in glob:
+            print(f"  (case counts not compared with {name}: the filter "
+                  f"{glob} selects cases, not suites)")
+        else:
+            want = {s: n for s, n in expected.items() if fnmatch.fnmatchcase(s, glob)}
+            counts = {s: n for s, n in counts.items() if fnmatch.fnmatchcase(s, glob)}
+            wrong = []
+            for suite in sorted(set(want) | set(counts)):
+                if suite not in counts:
+                    wrong.append(f"{suite}: not run (expected {want[suite]} cases)")
+                elif suite not in want:
+                    wrong.append(f"{suite}: {counts[suite]} cases, not in {name}")
+                elif counts[suite] != want[suite]:
+                    wrong.append(f"{suite}: {counts[suite]} cases, expected {want[suite]}")
+            print(f"  (suites: {len(counts)} run with {sum(counts.values())} cases;"
+                  f" {name}: {len(want)} with {sum(want.values())}"
+                  + ("" if glob == "*" else f" matching {glob}") + ")")
+            if wrong:
+                problems += 1
+                print(f"  FAIL suites or case counts differ from {name} (if the"
+                      " change is meant, regenerate it: ./run_kunit.sh"
+                      " --update-expected, and commit it):")
+                for line in wrong:
+                    print("       | " + line)
+    failed = totals["FAIL"] + totals["ERROR"] + problems
+    if args.totals:
+        with open(args.totals, "w") as f:
+            f.write(f"{totals['PASS']} {failed} {totals['SKIP']}\n")
+    return failed == 0 and totals["PASS"] + totals["SKIP"] > 0
+
+
+def read_kmsg(path):
+    """The kernel's messages streamed to a file of their own, or None when
+    not given or not there (a run from before they were)."""
+    if not path:
+        return None
+    try:
+        return read_lines(path)
+    except FileNotFoundError:
+        return None
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "liburing":
         parser = argparse.ArgumentParser(prog="guest_log.py liburing")
@@ -432,29 +773,41 @@ def main(argv):
         parser.add_argument("--baseline")
         parser.add_argument("--timeout", default="?")
         parser.add_argument("--version")
+        parser.add_argument("--kmsg")
         args = parser.parse_args(argv[2:])
-        return 0 if liburing(read_lines(args.log), args) else 1
-    if len(argv) >= 3 and argv[1] == "selftests":
-        parser = argparse.ArgumentParser(prog="guest_log.py selftests")
+        return 0 if liburing(read_lines(args.log), args, read_kmsg(args.kmsg)) else 1
+    if len(argv) >= 3 and argv[1] in ("selftests", "bench"):
+        parser = argparse.ArgumentParser(prog="guest_log.py " + argv[1])
         parser.add_argument("log")
         parser.add_argument("--expect")
         parser.add_argument("--allowed-skips")
+        parser.add_argument("--kmsg")
         args = parser.parse_args(argv[2:])
         expected = None
         if args.expect:
             with open(args.expect) as f:
                 expected = [line.strip() for line in f if line.strip()]
         allowed = read_allowed_skips(args.allowed_skips) if args.allowed_skips else None
-        return 0 if selftests(read_lines(args.log), "selftests", expected, allowed) else 1
-    if len(argv) != 3 or argv[1] not in ("splats", "bench"):
+        return 0 if selftests(read_lines(args.log), argv[1], expected, allowed,
+                              read_kmsg(args.kmsg), args.kmsg) else 1
+    if len(argv) >= 3 and argv[1] == "kunit":
+        parser = argparse.ArgumentParser(prog="guest_log.py kunit")
+        parser.add_argument("json")
+        parser.add_argument("--ktap")
+        parser.add_argument("--allowed-skips")
+        parser.add_argument("--expected")
+        parser.add_argument("--filter")
+        parser.add_argument("--write-expected")
+        parser.add_argument("--totals")
+        return 0 if kunit(parser.parse_args(argv[2:])) else 1
+    if len(argv) < 3 or argv[1] != "splats":
         sys.exit(__doc__)
-    lines = read_lines(argv[2])
-    if argv[1] == "splats":
-        found = splat_reports(lines)
-        for line in found:
-            print(line)
-        return 1 if found else 0
-    return 0 if selftests(lines, argv[1]) else 1
+    found = []
+    for path in argv[2:]:
+        found += splat_reports(read_lines(path))
+    for line in found:
+        print(line)
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

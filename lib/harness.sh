@@ -76,10 +76,10 @@ iou_run_logged() {
 
 # Install whatever of the given packages is missing (apt-get, as root only).
 iou_need_packages() {
-	local missing=() pkg
+	local missing=() pkg status
 	for pkg in "$@"; do
-		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-			grep -q 'install ok installed' || missing+=("$pkg")
+		status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+		[[ $status == *"install ok installed"* ]] || missing+=("$pkg")
 	done
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
@@ -87,23 +87,47 @@ iou_need_packages() {
 	fi
 	iou_log "installing: ${missing[*]}"
 	apt-get update -qq >/dev/null 2>&1 || iou_log "warning: apt-get update failed"
+	iou_apt_install "${missing[@]}"
+}
+
+# apt-get install, quietly: its and dpkg's progress ("Reading database ...
+# 5%", "Unpacking", "Setting up") go to a log in the cache; on failure the
+# log's last lines (apt's and dpkg's errors) are printed, otherwise their
+# warnings.
+iou_apt_install() {
+	local log=$IOU_CACHE_DIR/apt-get.log rc=0
+	mkdir -p "$IOU_CACHE_DIR"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >&2
+		-o Dpkg::Use-Pty=0 "$@" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		tail -n 20 "$log" >&2
+		iou_die "apt-get install $* failed (exit $rc); full log: $log"
+	fi
+	grep -E '^W: |^dpkg: warning' "$log" >&2 || true
+	iou_log "  installed (apt-get's log: $log)"
 }
 
 # Make sure the wanted linux-source-6.12 is installed: the pinned version when
 # the archive has it, otherwise the candidate with a warning naming both.
+# apt-cache's list is read from a variable: "apt-cache madison | grep -q"
+# under pipefail fails (141) whenever grep -q has its match and exits before
+# apt-cache has written the rest (SIGPIPE), and the pinned version, listed
+# first, looked missing.
 iou_need_linux_source() {
-	local installed want=$IOU_LINUX_SOURCE_VERSION candidate
+	local installed want=$IOU_LINUX_SOURCE_VERSION candidate versions
 	installed=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 	[ "$installed" = "$want" ] && return 0
-	if ! apt-cache madison linux-source-6.12 2>/dev/null | grep -qF "| $want |"; then
-		if [ "$(id -u)" -eq 0 ]; then
-			apt-get update -qq >/dev/null 2>&1 || true
-		fi
+	versions=$(apt-cache madison linux-source-6.12 2>/dev/null || true)
+	if ! grep -qF "| $want |" <<<"$versions" && [ "$(id -u)" -eq 0 ]; then
+		apt-get update -qq >/dev/null 2>&1 || true
+		versions=$(apt-cache madison linux-source-6.12 2>/dev/null || true)
 	fi
-	if ! apt-cache madison linux-source-6.12 2>/dev/null | grep -qF "| $want |"; then
-		candidate=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ {print $2}')
+	if ! grep -qF "| $want |" <<<"$versions"; then
+		candidate=$(apt-cache policy linux-source-6.12 2>/dev/null |
+			awk '/Candidate:/ { print $2 }' || true)
+		case $candidate in
+		"" | "(none)") iou_die "apt knows no linux-source-6.12 at all (apt-cache policy linux-source-6.12)" ;;
+		esac
 		iou_log "warning: linux-source-6.12 $want is not in the archive; using $candidate instead"
 		want=$candidate
 		[ "$installed" = "$want" ] && return 0
@@ -111,8 +135,7 @@ iou_need_linux_source() {
 	[ "$(id -u)" -eq 0 ] ||
 		iou_die "run as root: apt-get install -y linux-source-6.12=$want"
 	iou_log "installing linux-source-6.12=$want"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		--allow-downgrades "linux-source-6.12=$want" >&2
+	iou_apt_install --allow-downgrades "linux-source-6.12=$want"
 }
 
 iou_prepare_host() {
@@ -239,7 +262,7 @@ iou_configure_guest_kernel() {
 iou_build_guest_kernel() {
 	local build=$1 log=$2
 	shift 2
-	iou_run_logged "building the guest kernel (a cold build takes ~9 min on 2 cores)" \
+	iou_run_logged "building the guest kernel (a cold build took 4-8 min on 2 cores; after a change, seconds to minutes)" \
 		"$log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "$@"
 }
 

@@ -12,13 +12,28 @@ IOU_LIBURING_PACKAGES=(dpkg-dev build-essential)
 IOU_LIBURING_KNOWN=$IOU_REPO/lib/liburing-known-failures
 IOU_LIBURING_SOURCES=/etc/apt/sources.list.d/iou-deb-src.sources
 
+# apt-cache's output is read from a variable, never piped into a reader
+# that stops early (grep -q, head, awk's exit): under pipefail apt-cache's
+# SIGPIPE then fails the pipeline (141) although the reader found what it
+# wanted ("apt-cache showsrc liburing | grep -q" said no source whenever
+# apt listed it twice).
+
+# Whether apt has a source package for liburing (a deb-src entry).
+iou_liburing_has_source() {
+	local sources
+	sources=$(apt-cache showsrc liburing 2>/dev/null || true)
+	grep -q '^Package: liburing$' <<<"$sources"
+}
+
 # The archive that serves the binary package, as "URI suite component"
 # (from apt-cache policy's line for the candidate).
 iou_liburing_archive() {
-	apt-cache policy liburing-dev 2>/dev/null | awk '
+	local policy
+	policy=$(apt-cache policy liburing-dev 2>/dev/null || true)
+	awk '
 		/Candidate:/ { want = $2 }
 		want != "" && $1 == want { found = 1; next }
-		found && /^ +[0-9]+ / { split($3, sc, "/"); print $2, sc[1], sc[2]; exit }'
+		found && /^ +[0-9]+ / { split($3, sc, "/"); print $2, sc[1], sc[2]; exit }' <<<"$policy"
 }
 
 # A deb-src entry for the archive the deb lines already use, when apt has
@@ -26,7 +41,7 @@ iou_liburing_archive() {
 # copied with Types deb-src, keeping their suites and Signed-By.
 iou_liburing_need_deb_src() {
 	local uri suite component files=() f
-	apt-cache showsrc liburing 2>/dev/null | grep -q '^Package: liburing' && return 0
+	iou_liburing_has_source && return 0
 	read -r uri suite component < <(iou_liburing_archive) ||
 		iou_die "no apt archive offers liburing-dev (apt-cache policy liburing-dev)"
 	[ "$(id -u)" -eq 0 ] ||
@@ -60,7 +75,7 @@ iou_liburing_need_deb_src() {
 	mv "$IOU_LIBURING_SOURCES.tmp" "$IOU_LIBURING_SOURCES"
 	iou_log "apt-get update (for the deb-src entry)"
 	apt-get update -qq >/dev/null 2>&1 || iou_log "warning: apt-get update failed"
-	apt-cache showsrc liburing 2>/dev/null | grep -q '^Package: liburing' ||
+	iou_liburing_has_source ||
 		iou_die "apt still has no source for liburing (see $IOU_LIBURING_SOURCES)"
 }
 
@@ -72,7 +87,8 @@ iou_liburing_prepare() {
 	local log_dir=$1 root=$IOU_CACHE_DIR/liburing ver dir src lock
 	iou_need_packages "${IOU_LIBURING_PACKAGES[@]}"
 	iou_liburing_need_deb_src
-	ver=$(apt-cache showsrc liburing | awk '/^Version:/ { print $2 }' | sort -V | tail -n 1)
+	ver=$(apt-cache showsrc liburing 2>/dev/null | awk '/^Version:/ { print $2 }' |
+		sort -V | tail -n 1 || true)
 	[ -n "$ver" ] || iou_die "apt-cache showsrc liburing gives no version"
 	# shellcheck disable=SC2034 # read by run_selftests.sh
 	IOU_LIBURING_VERSION=$ver
@@ -92,7 +108,7 @@ iou_liburing_prepare() {
 			iou_liburing_fetch "$dir" "$ver"
 		touch "$dir/.iou-source-done"
 	fi
-	src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'liburing-*' | head -n 1)
+	src=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'liburing-*' -print -quit)
 	[ -n "$src" ] || iou_die "no liburing-* folder in $dir"
 	IOU_LIBURING_TESTS=$dir/tests
 	# The stamp names the build's recipe: a new one builds again.
