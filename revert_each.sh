@@ -23,10 +23,14 @@ guest tree is rebuilt incrementally each time, and the next ordinary
 run re-applies the real series. Prints per patch
 "revert does not apply", or the two runs' summary lines and their
 failed, crashed or missing cases, and ends with "revert-each: N patches,
-N caught, N not caught, N not revertible". "caught" means a run failed
-(a build error counts). Expect 2-3 minutes per patch, more when the
-patch touches a widely included header. Results go to
-\$IOU_OUT_DIR/revert-each-<date>/.
+N caught, N not caught, N not revertible, N no result". "caught" means
+a run printed its summary line with a failure in it; a run with no
+summary line (a build error, a guest that did not finish) is "no
+result", not a catch. Exits non-zero if any patch was not caught or gave
+no result. Expect 2-3 minutes per patch, more when the patch touches a
+widely included header. Results go to \$IOU_OUT_DIR/revert-each-<date>/.
+Behaviour-only variants of the patches that cannot be reverted alone are
+in mutations/ (./run_mutations.sh).
 
 Options:
   --no-selftests   run only ./run_kunit.sh for each patch
@@ -63,7 +67,7 @@ mapfile -t series < <(iou_series_patches)
 iou_git -C "$work/linux" am -q "${series[@]}"
 mapfile -t commits < <(git -C "$work/linux" log --reverse --format=%H pristine..HEAD)
 
-caught=0 missed=0 unrevertible=0
+caught=0 missed=0 unrevertible=0 noresult=0
 for n in "${patches[@]}"; do
 	idx=$((10#$n - 1))
 	if [ "$idx" -lt 0 ] || [ "$idx" -ge ${#commits[@]} ]; then
@@ -84,24 +88,29 @@ for n in "${patches[@]}"; do
 	find "$work/repo/patches" -name '[0-9]*.patch' ! -name '0000-*' -delete
 	git -C "$work/linux" format-patch -q -o "$work/repo/patches" \
 		"pristine..revert-$n"
-	failed=0
+	failed=0 summaries=0
 	runs=(run_kunit.sh)
 	[ "$with_selftests" = 1 ] && runs+=(run_selftests.sh)
 	for run in "${runs[@]}"; do
 		log=$out/$n-${run%.sh}.log
 		(cd "$work/repo" && IOU_OUT_DIR=$out/$n "./$run") >"$log" 2>&1 ||
 			failed=1
-		echo "$name: $run: $(grep -E '^(kunit|selftests):' "$log" |
-			tail -n 1 || echo 'no summary (build error?)')"
+		summary=$(grep -E '^(kunit|selftests):' "$log" | tail -n 1 || true)
+		[ -z "$summary" ] || summaries=$((summaries + 1))
+		echo "$name: $run: ${summary:-no summary (build error?)}"
 		grep -E '\[(FAILED|CRASHED)\]|^  (FAIL|MISSING) |^# not ok|error:' \
 			"$log" | head -n 10 | sed 's/^/    /' || true
 	done
 	git -C "$IOU_REPO" worktree remove --force "$work/repo"
-	if [ "$failed" = 1 ]; then
+	if [ "$summaries" -lt ${#runs[@]} ]; then
+		echo "$name: NO RESULT: a run printed no summary (see its log)"
+		noresult=$((noresult + 1))
+	elif [ "$failed" = 1 ]; then
 		caught=$((caught + 1))
 	else
 		echo "$name: NOT CAUGHT: every run passed without it"
 		missed=$((missed + 1))
 	fi
 done
-echo "revert-each: ${#patches[@]} patches, $caught caught, $missed not caught, $unrevertible not revertible"
+echo "revert-each: ${#patches[@]} patches, $caught caught, $missed not caught, $unrevertible not revertible, $noresult no result"
+[ "$missed" -eq 0 ] && [ "$noresult" -eq 0 ]
