@@ -519,7 +519,7 @@ struct reader {
 	int fd;
 	unsigned char *buf;
 	long allow, got;
-	int close_req, closed, stop;
+	int close_req, closed, stop, eof;
 };
 
 struct reader2 {
@@ -603,6 +603,8 @@ static void *reader_fn(void *arg)
 				ST(r->got, got + n);
 				continue;
 			}
+			if (!n)
+				ST(r->eof, 1);
 			if (LD(r->stop))
 				break;
 			if (n < 0 && errno == EAGAIN)
@@ -1345,6 +1347,18 @@ static void run_scen(const struct scen *s, bool async, struct outcome *o,
 		ST(R->r2.stop, 1);
 		pthread_join(R->r2.thr, NULL);
 		o->reader2 = LD(R->r2.got);
+	}
+	/*
+	 * A socket's last bytes may still be in flight (a slow guest, a
+	 * window update): end its sending side and read to EOF. A pipe holds
+	 * all a completed splice moved; read until it stops growing.
+	 */
+	if (sock_kind(s->out) && !LD(R->rd.closed) && !LD(R->rd.close_req) &&
+	    !shutdown(R->out[1], SHUT_WR)) {
+		long long end = iou_now_ms() + F2_WAIT_MS;
+
+		while (!LD(R->rd.eof) && iou_now_ms() < end)
+			usleep(TICK_MS * 1000);
 	}
 	last = -1;
 	while (!LD(R->rd.closed) && !LD(R->rd.close_req) && last != LD(R->rd.got)) {
