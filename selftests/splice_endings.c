@@ -280,6 +280,28 @@ struct cancel_case {
 	enum cancel_how how;
 };
 
+/*
+ * What both 64 KiB pipe -> TCP cases start from: a ring, a TCP pair with
+ * small buffers, and a pipe holding K64 bytes of the pattern. False, with
+ * o->skip or o->err set, if any of it cannot be had.
+ */
+static bool setup_pipe_to_tcp(struct iou_ring *ring, int *cl, int *sv,
+			      int p[2], unsigned char *pat, struct outcome *o)
+{
+	if (!ring_up(ring, o) || !tcp_up(cl, sv, 4096, o))
+		return false;
+	if (!pat || pipe(p)) {
+		snprintf(o->err, sizeof(o->err), "setup: %s", strerror(errno));
+		return false;
+	}
+	fill_pattern(pat, K64, SEED);
+	if (write(p[1], pat, K64) != K64) {
+		snprintf(o->err, sizeof(o->err), "fill: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 static void run_cancel(const void *arg, __u8 sqe_flags, struct outcome *o)
 {
 	struct __kernel_timespec ts = {
@@ -294,17 +316,12 @@ static void run_cancel(const void *arg, __u8 sqe_flags, struct outcome *o)
 	struct io_uring_sqe *sqe;
 	struct iou_ring ring;
 
-	if (!ring_up(&ring, o) || !tcp_up(&cl, &sv, 4096, o))
-		return;
-	if (!pat || !recv.buf || pipe(p)) {
-		snprintf(o->err, sizeof(o->err), "setup: %s", strerror(errno));
+	if (!recv.buf) {
+		snprintf(o->err, sizeof(o->err), "setup: out of memory");
 		return;
 	}
-	fill_pattern(pat, K64, SEED);
-	if (write(p[1], pat, K64) != K64) {
-		snprintf(o->err, sizeof(o->err), "fill: %s", strerror(errno));
+	if (!setup_pipe_to_tcp(&ring, &cl, &sv, p, pat, o))
 		return;
-	}
 
 	prep_splice(&ring, cl, p[0], K64, sqe_flags);
 	if (c->how == BY_LINK_TIMEOUT) {
@@ -625,17 +642,12 @@ static void run_other(const void *arg, __u8 sqe_flags, struct outcome *o)
 	long seen;
 	struct iou_ring ring;
 
-	if (!ring_up(&ring, o) || !tcp_up(&cl, &sv, 4096, o))
-		return;
-	if (!pat || !other.buf || !recv.buf || pipe(p)) {
-		snprintf(o->err, sizeof(o->err), "setup: %s", strerror(errno));
+	if (!other.buf || !recv.buf) {
+		snprintf(o->err, sizeof(o->err), "setup: out of memory");
 		return;
 	}
-	fill_pattern(pat, K64, SEED);
-	if (write(p[1], pat, K64) != K64) {
-		snprintf(o->err, sizeof(o->err), "fill: %s", strerror(errno));
+	if (!setup_pipe_to_tcp(&ring, &cl, &sv, p, pat, o))
 		return;
-	}
 	prep_splice(&ring, cl, p[0], K64, sqe_flags);
 	prep_nop(&ring);
 	if (iou_submit_and_wait(&ring, 0) != 2) {
