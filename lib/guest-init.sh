@@ -32,6 +32,11 @@ mkdir -p /dev/pts /dev/shm
 mount -t tmpfs tmpfs /dev/shm
 ip link set lo up 2>/dev/null
 hostname iou-guest
+# "applied" or "absent": run_selftests.sh says whether it built the kernel
+# with the series; iou_series_absent() (selftests/iou_helpers.h) believes it
+# and fails a program whose probe disagrees.
+IOU_SERIES=$(cat /iou-series 2>/dev/null)
+export IOU_SERIES
 # On a line of its own: the firmware's last output does not end one.
 echo
 echo "IOU-GUEST-START $(uname -r)"

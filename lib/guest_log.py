@@ -6,7 +6,7 @@ the results of extra programs run with --run; and KUnit's results.
   guest_log.py splats LOG...   print each splat with its backtrace; exit 1
                                if there is any
   guest_log.py selftests LOG [--expect LIST] [--allowed-skips FILE]
-               [--kmsg KMSG]
+               [--patched] [--kmsg KMSG]
                                print every result, the splats and the final
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
@@ -20,6 +20,8 @@ the results of extra programs run with --run; and KUnit's results.
                                (lib/selftest-skips, patched runs), on a skip
                                it does not list (a program's exit 4, --run
                                programs' included, or a case's "# SKIP");
+                               with --patched (the series is applied), on
+                               an "ok ... # XFAIL" (6.12's known failure);
                                KMSG (kmsg.log, the kernel's messages as the
                                guest ran) is read for splats too
   guest_log.py bench LOG [--kmsg KMSG]
@@ -52,6 +54,7 @@ the results of extra programs run with --run; and KUnit's results.
                                failure
 """
 import argparse
+import collections
 import fnmatch
 import json
 import os
@@ -92,6 +95,8 @@ EXTRA_END = re.compile(r"IOU-RUN-END (\S+) rc=(\d+)")
 # report (and, with --coverage, the counters): no TAP of a test in there.
 DUMP_BEGIN = re.compile(r"^IOU-(DMESG|KMEMLEAK|GCOV)-BEGIN")
 GUEST_DONE = "IOU-GUEST-DONE"
+# Lines of a failed program's output printed with its result.
+PROGRAM_TAIL = 15
 
 
 def read_lines(path):
@@ -181,10 +186,12 @@ def tap_line(line, inner):
 
 
 def selftests(lines, label="selftests", expected=None, allowed_skips=None,
-              kmsg=None, kmsg_path="kmsg.log"):
+              kmsg=None, kmsg_path="kmsg.log", patched=False):
     """expected: the "collection:program" entries the runner was given (its
     plan must be complete, its exit status seen); allowed_skips: when given
-    (a patched run), a skip that it does not list is a failure; kmsg: the
+    (a patched run), a skip that it does not list is a failure; patched:
+    an expected failure ("ok ... # XFAIL", 6.12's behaviour that the series
+    fixes) is a failure too; kmsg: the
     kernel's messages streamed to a file of their own (kmsg.log), read for
     splats with the console.
 
@@ -203,6 +210,7 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
     seen = set()
     plans = []
     runner_rc = None
+    program_tail = collections.deque(maxlen=PROGRAM_TAIL)
     # The boot (before /init says IOU-GUEST-START) and the kernel log and
     # leak report the guest prints at the end are the kernel's, not TAP.
     started = not any("IOU-GUEST-START" in line for line in lines)
@@ -225,6 +233,8 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
             pending_skips.append((tap[1] or "?", line))
         elif result == "fail":
             pending_fails.append(line.strip())
+        elif result == "xfail" and patched:
+            pending_fails.append(line.strip() + "  <- an XFAIL in a patched run")
 
     for line in lines:
         if not started:
@@ -296,12 +306,20 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
             print(f"  {result.upper():4} {top.group(2)}/{top.group(3)}{note}")
             for fail_line in pending_fails:
                 print("       | " + fail_line)
+            if result == "fail":
+                # What it printed last says why (a replay line, an
+                # assertion), where only this output is kept (CI's log).
+                print("       | --- its last lines:")
+                for out in program_tail:
+                    print("       | " + out)
+            program_tail.clear()
             check_skips(top.group(3))
             pending_skips, pending_fails = [], []
             continue
         # Any other result line: a program's own, or a "not ok" of the
         # guest's that no program's result follows (counted below).
         inner_result(line)
+        program_tail.append(line.rstrip())
     print(f"  (test cases inside the programs: {cases['pass']} passed, "
           f"{cases['fail']} failed, {cases['skip']} skipped, "
           f"{cases['xfail']} known failures)")
@@ -782,6 +800,7 @@ def main(argv):
         parser.add_argument("--expect")
         parser.add_argument("--allowed-skips")
         parser.add_argument("--kmsg")
+        parser.add_argument("--patched", action="store_true")
         args = parser.parse_args(argv[2:])
         expected = None
         if args.expect:
@@ -789,7 +808,7 @@ def main(argv):
                 expected = [line.strip() for line in f if line.strip()]
         allowed = read_allowed_skips(args.allowed_skips) if args.allowed_skips else None
         return 0 if selftests(read_lines(args.log), argv[1], expected, allowed,
-                              read_kmsg(args.kmsg), args.kmsg) else 1
+                              read_kmsg(args.kmsg), args.kmsg, args.patched) else 1
     if len(argv) >= 3 and argv[1] == "kunit":
         parser = argparse.ArgumentParser(prog="guest_log.py kunit")
         parser.add_argument("json")

@@ -44,25 +44,6 @@ static_assert(IORING_OP_IOCTL == 58, "IORING_OP_IOCTL must be 58");
 /* Pointer as carried in sqe->ioctl_arg. */
 #define IOCTL_PTR(p)	((__u64)(uintptr_t)(p))
 
-/* 1 if the kernel reports @op as supported, 0 if not, or -errno. */
-static inline int iou_probe_op(struct iou_ring *ring, unsigned int op)
-{
-	const unsigned int nr = 256;
-	struct io_uring_probe *p;
-	int ret;
-
-	/* the kernel wants the whole buffer zeroed */
-	p = calloc(1, sizeof(*p) + nr * sizeof(p->ops[0]));
-	if (!p)
-		return -ENOMEM;
-	ret = iou_sys_register(ring->fd, IORING_REGISTER_PROBE, p, nr);
-	if (!ret)
-		ret = op <= p->last_op && op < p->ops_len &&
-		      (p->ops[op].flags & IO_URING_OP_SUPPORTED);
-	free(p);
-	return ret;
-}
-
 static inline void iou_prep_ioctl(struct io_uring_sqe *sqe, int fd,
 				  unsigned int cmd, __u64 arg)
 {

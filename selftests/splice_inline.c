@@ -27,9 +27,9 @@
  *     pipe -> AF_UNIX socket -> pipe, with IOSQE_ASYNC on a random quarter
  *     of the SQEs and registered files on a random half of the ends.
  *
- * The series is taken to be present when IORING_REGISTER_PROBE reports
- * opcode 58 (IORING_OP_IOCTL, added by the same series) as supported and
- * the kernel is a 6.12 one.  Without it every splice goes to io-wq: the
+ * Whether the series is there is iou_series_absent()'s answer: the
+ * runner's IOU_SERIES, or, run by hand, a probe (a 6.12 kernel with
+ * opcode 58, IORING_OP_IOCTL).  Without it every splice goes to io-wq: the
  * assertions about workers that only hold with the series SKIP, everything
  * about the data still runs.  IOU_SERIES_FORCE=1 in the environment
  * makes them run anyway (to see them fail on an older kernel).

@@ -61,7 +61,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2359,29 +2358,6 @@ static void print_counts(const char *name, unsigned long long ok,
 	ksft_print_msg("%s\n", line);
 }
 
-static bool kernel_is_612(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && !strncmp(u.release, "6.12.", 5);
-}
-
-static bool probe_ioctl(struct iou_ring *ring)
-{
-	size_t len = sizeof(struct io_uring_probe) +
-		     256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, len);
-	bool ok;
-
-	if (!p)
-		return false;
-	ok = !iou_sys_register(ring->fd, IORING_REGISTER_PROBE, p, 256) &&
-	     p->last_op >= OP_IOCTL_NR &&
-	     (p->ops[OP_IOCTL_NR].flags & IO_URING_OP_SUPPORTED);
-	free(p);
-	return ok;
-}
-
 static unsigned long long env_num(const char *name, unsigned long long def)
 {
 	const char *v = getenv(name);
@@ -2408,6 +2384,7 @@ int main(int argc, char **argv)
 	long long only_round = -1, deadline;
 	const char * const dirs[] = { getenv("TMPDIR"), "/tmp", "/dev/shm", "." };
 	struct iou_ring probe;
+	const char *absent;
 	int opt, ret, status = 0, i;
 	bool died = false, hung = false;
 	pid_t pid;
@@ -2460,10 +2437,11 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("io_uring_setup: %s\n", strerror(-ret));
 	if (!(probe.features & IORING_FEAT_EXT_ARG))
 		ksft_exit_skip("no IORING_FEAT_EXT_ARG: cannot wait with a timeout\n");
-	have_ioctl = kernel_is_612() && probe_ioctl(&probe);
 	iou_exit(&probe);
-	ksft_print_msg("IORING_OP_IOCTL (58): %s\n", have_ioctl ? "fuzzed" :
-		       "not fuzzed (not a 6.12 kernel, or the probe lacks it)");
+	absent = iou_series_absent();
+	have_ioctl = !absent;
+	ksft_print_msg("IORING_OP_IOCTL (58): %s%s\n", have_ioctl ? "fuzzed" :
+		       "not fuzzed: ", absent ?: "");
 	if (no_drain)
 		ksft_print_msg("no IOSQE_IO_DRAIN (-D)\n");
 

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The gates of lib/guest_log.py, each fed a log that must fail it (and a
+clean one that must pass, so that a gate that fails everything is caught
+too). Run by .ci/run's "gates" stage: python3 lib/test_guest_log.py; the
+last line is "gates: N passed, N failed"."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+GUEST_LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest_log.py")
+
+
+def guest_log(*args):
+    """guest_log.py's exit status and output."""
+    run = subprocess.run([sys.executable, GUEST_LOG, *args], capture_output=True,
+                         text=True, check=False)
+    return run.returncode, run.stdout + run.stderr
+
+
+class Files:
+    """Scratch files of one test."""
+
+    def __init__(self, test):
+        self.dir = tempfile.TemporaryDirectory()
+        test.addCleanup(self.dir.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+def console(*program_lines, run_rc=0):
+    """A run_selftests.sh console log: one kselftest program
+    io_uring:prog whose output is program_lines, its result decided by
+    run_rc as run_kselftest.sh does (0 ok, 4 SKIP, other not ok)."""
+    top = {0: "ok 1 selftests: io_uring: prog",
+           4: "ok 1 selftests: io_uring: prog # SKIP"}.get(
+        run_rc, f"not ok 1 selftests: io_uring: prog # exit={run_rc}")
+    return "\n".join(["IOU-GUEST-START 6.12.118+", "TAP version 13", "1..1",
+                      "# selftests: io_uring: prog",
+                      *[f"# {line}" for line in program_lines],
+                      top, "IOU-KSELFTEST-EXIT rc=0", "IOU-GUEST-DONE", ""])
+
+
+PASSING = ["TAP version 13", "1..2", "ok 1 first", "ok 2 second",
+           "# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0"]
+
+
+class Selftests(unittest.TestCase):
+    def setUp(self):
+        self.files = Files(self)
+        self.expect = self.files.write("list", "io_uring:prog\n")
+        self.no_skips = self.files.write("skips", "# none\n")
+
+    def run_gate(self, log, *extra):
+        path = self.files.write("console.log", log)
+        return guest_log("selftests", path, "--expect", self.expect, *extra)
+
+    def test_clean_log_passes(self):
+        rc, out = self.run_gate(console(*PASSING), "--patched",
+                                "--allowed-skips", self.no_skips)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("selftests: 1 passed, 0 failed, 0 skipped", out)
+
+    def test_inner_not_ok_fails_despite_exit_0(self):
+        rc, out = self.run_gate(console("1..2", "ok 1 first", "not ok 2 second"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("its output \"not ok\"", out)
+
+    def test_nested_not_ok_fails(self):
+        rc, out = self.run_gate(console("1..1", "#   not ok 3 deep case", "ok 1 outer"))
+        self.assertEqual(rc, 1, out)
+
+    def test_unlisted_skip_fails_patched_run(self):
+        rc, out = self.run_gate(console("1..0 # SKIP no feature", run_rc=4),
+                                "--patched", "--allowed-skips", self.no_skips)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("skips not in lib/selftest-skips", out)
+
+    def test_skip_passes_pristine_run(self):
+        rc, out = self.run_gate(console("1..0 # SKIP no feature", run_rc=4))
+        self.assertEqual(rc, 0, out)
+
+    def test_listed_skip_passes_patched_run(self):
+        skips = self.files.write("listed", "prog - the reason\n")
+        rc, out = self.run_gate(console("1..0 # SKIP no feature", run_rc=4),
+                                "--patched", "--allowed-skips", skips)
+        self.assertEqual(rc, 0, out)
+
+    def test_run_program_exit_4_fails_patched_run(self):
+        log = console(*PASSING).replace(
+            "IOU-GUEST-DONE", "IOU-RUN-BEGIN extra.sh\nIOU-RUN-END extra.sh rc=4\nIOU-GUEST-DONE")
+        rc, out = self.run_gate(log, "--patched", "--allowed-skips", self.no_skips)
+        self.assertEqual(rc, 1, out)
+
+    def test_run_program_not_ok_fails_despite_exit_0(self):
+        log = console(*PASSING).replace(
+            "IOU-GUEST-DONE",
+            "IOU-RUN-BEGIN extra.sh\n1..1\nnot ok 1 broken\nIOU-RUN-END extra.sh rc=0\nIOU-GUEST-DONE")
+        rc, out = self.run_gate(log)
+        self.assertEqual(rc, 1, out)
+
+    def test_xfail_fails_patched_run_only(self):
+        log = console("1..1", "ok 1 drain # XFAIL 6.12's miscount")
+        rc, out = self.run_gate(log, "--patched", "--allowed-skips", self.no_skips)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("an XFAIL in a patched run", out)
+        rc, out = self.run_gate(log)
+        self.assertEqual(rc, 0, out)
+
+    def test_missing_program_fails(self):
+        expect = self.files.write("list2", "io_uring:prog\nio_uring:other\n")
+        path = self.files.write("console.log", console(*PASSING))
+        rc, out = guest_log("selftests", path, "--expect", expect)
+        self.assertEqual(rc, 1, out)
+
+    def test_rcu_stall_in_kmsg_fails(self):
+        kmsg = self.files.write("kmsg.log", "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n")
+        rc, out = self.run_gate(console(*PASSING), "--kmsg", kmsg)
+        self.assertEqual(rc, 1, out)
+
+    def test_unfinished_guest_fails(self):
+        rc, out = self.run_gate(console(*PASSING).replace("IOU-GUEST-DONE", ""))
+        self.assertEqual(rc, 1, out)
+
+
+def kunit_json(*cases):
+    """kunit.py's JSON: one suite "suite" with (name, status) cases."""
+    return json.dumps({"name": "main", "sub_groups": [
+        {"name": "suite", "test_cases": [{"name": n, "status": s} for n, s in cases],
+         "sub_groups": []}], "test_cases": []})
+
+
+class KUnit(unittest.TestCase):
+    def setUp(self):
+        self.files = Files(self)
+        self.no_skips = self.files.write("skips", "# none\n")
+        self.expected = self.files.write("expected", "suite 2\n")
+
+    def run_gate(self, *cases):
+        path = self.files.write("kunit.json", kunit_json(*cases))
+        return guest_log("kunit", path, "--allowed-skips", self.no_skips,
+                         "--expected", self.expected)
+
+    def test_all_pass(self):
+        rc, out = self.run_gate(("a", "PASS"), ("b", "PASS"))
+        self.assertEqual(rc, 0, out)
+
+    def test_skip_fails(self):
+        rc, out = self.run_gate(("a", "PASS"), ("b", "SKIP"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("skipped KUnit cases", out)
+
+    def test_case_count_differs_fails(self):
+        rc, out = self.run_gate(("a", "PASS"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("expected 2", out)
+
+    def test_failure_fails(self):
+        rc, out = self.run_gate(("a", "PASS"), ("b", "FAIL"))
+        self.assertEqual(rc, 1, out)
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"gates: {result.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not result.wasSuccessful() else 0)
