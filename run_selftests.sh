@@ -56,9 +56,9 @@ Options:
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
-  --coverage       gcov for io_uring/, fs/splice.c, fs/pipe.c, net/ipv4/tcp.c
-                   and mm/shmem.c
-                   (kconfig-fragments/coverage, own build directory); the
+  --coverage       gcov for io_uring/ and every other C file the series
+                   changes (kconfig-fragments/coverage, lib/coverage.sh;
+                   own build directory); the
                    KUnit suites run at the guest's boot, then the selftests;
                    lcov's HTML report in coverage/html, and coverage.txt:
                    lines and branches per file, and the lines run of every

@@ -1,23 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# run_selftests.sh --coverage: a guest kernel with gcov counters for io_uring/,
-# fs/splice.c, fs/pipe.c, net/ipv4/tcp.c and mm/shmem.c only
-# (kconfig-fragments/coverage),
+# run_selftests.sh --coverage: a guest kernel with gcov counters for io_uring/
+# and every other C file the series changes only (kconfig-fragments/coverage),
 # the KUnit suites run at its boot and the selftests after them; the guest
 # sends the counters on its console (lib/guest-gcov.sh) and Debian's lcov
 # turns them into an HTML report and a text summary (lib/coverage_summary.py)
 # of every function the series adds or changes.
 
-# Profile these files too: make's command line reaches every directory's
-# Makefile, so the tree needs no wiring. io_uring/ has CONFIG_GCOV_PROFILE_URING;
-# splice.o there and here is the same setting.
-# shellcheck disable=SC2034 # used by run_selftests.sh
-IOU_COVERAGE_MAKE_ARGS=(GCOV_PROFILE_splice.o=y GCOV_PROFILE_pipe.o=y GCOV_PROFILE_tcp.o=y
-	GCOV_PROFILE_shmem.o=y)
+# Every C file the series changes, relative to the tree (from the patches'
+# diff headers): each is profiled and reported.
+iou_coverage_series_sources() {
+	sed -n 's|^diff --git a/\(.*\.c\) b/.*|\1|p' "$IOU_REPO"/patches/*.patch | sort -u
+}
+
+# Profile them outside io_uring/ (which has CONFIG_GCOV_PROFILE_URING):
+# GCOV_PROFILE_<name>.o=y on make's command line reaches every directory's
+# Makefile, so the tree needs no wiring; an object of the same name
+# elsewhere (fs/file.o for fs/ext4/file.o) gets counters too, which the
+# report leaves out.
+IOU_COVERAGE_MAKE_ARGS=()
+while read -r source; do
+	case $source in
+	io_uring/*) ;;
+	*) IOU_COVERAGE_MAKE_ARGS+=("GCOV_PROFILE_$(basename "$source" .c).o=y") ;;
+	esac
+done < <(iou_coverage_series_sources)
 # What the report keeps, relative to the tree (lcov patterns), besides every
 # file the series changes; the KUnit suites themselves are left out.
-IOU_COVERAGE_FILES=(io_uring/'*' fs/splice.c fs/pipe.c net/ipv4/tcp.c mm/shmem.c)
+IOU_COVERAGE_FILES=(io_uring/'*')
 
 iou_coverage_prepare() {
 	iou_need_packages lcov
