@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The gates of lib/guest_log.py, each fed a log that must fail it (and a
-clean one that must pass, so that a gate that fails everything is caught
-too). Run by .ci/run's "gates" stage: python3 lib/test_guest_log.py; the
-last line is "gates: N passed, N failed"."""
+"""The gates of lib/guest_log.py and lib/mutation_check.py, each fed a log
+that must fail it (and a clean one that must pass, so that a gate that
+fails everything is caught too). Run by .ci/run's "gates" stage:
+python3 lib/test_gates.py; the last line is "gates: N passed, N failed"."""
 import json
 import os
 import subprocess
@@ -11,14 +11,18 @@ import sys
 import tempfile
 import unittest
 
-GUEST_LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest_log.py")
+LIB = os.path.dirname(os.path.abspath(__file__))
+
+
+def lib_tool(name, *args):
+    """A lib/ program's exit status and output."""
+    run = subprocess.run([sys.executable, os.path.join(LIB, name), *args],
+                         capture_output=True, text=True, check=False)
+    return run.returncode, run.stdout + run.stderr
 
 
 def guest_log(*args):
-    """guest_log.py's exit status and output."""
-    run = subprocess.run([sys.executable, GUEST_LOG, *args], capture_output=True,
-                         text=True, check=False)
-    return run.returncode, run.stdout + run.stderr
+    return lib_tool("guest_log.py", *args)
 
 
 class Files:
@@ -165,6 +169,43 @@ class KUnit(unittest.TestCase):
     def test_failure_fails(self):
         rc, out = self.run_gate(("a", "PASS"), ("b", "FAIL"))
         self.assertEqual(rc, 1, out)
+
+
+class MutationCheck(unittest.TestCase):
+    """run_mutations.sh's verdict on a mutation's results."""
+
+    def setUp(self):
+        self.files = Files(self)
+        self.kunit = self.files.write("kunit.json", kunit_json(("a", "PASS"), ("b", "FAIL")))
+        self.console = self.files.write("console.log", console(
+            "1..2", "ok 1 first", "not ok 2 second", run_rc=1))
+
+    def check(self, *must_fail):
+        patch = self.files.write("m.patch", "Subject: mutation\n\n" + "".join(
+            f"Must-fail: {name}\n" for name in must_fail) + "---\n")
+        return lib_tool("mutation_check.py", "check", patch, "--kunit", self.kunit,
+                        "--console", self.console)
+
+    def test_caught(self):
+        rc, out = self.check("kunit suite.b", "selftest prog second")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("CAUGHT", out)
+
+    def test_not_caught(self):
+        rc, out = self.check("kunit suite.b", "selftest prog second", "kunit suite.a")
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("NOT-CAUGHT", out)
+
+    def test_extra(self):
+        rc, out = self.check("kunit suite.b")
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("EXTRA", out)
+
+    def test_no_results_is_infra(self):
+        self.console = self.files.write("empty.log", "IOU-GUEST-START x\n")
+        rc, out = self.check("kunit suite.b")
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("INFRA", out)
 
 
 if __name__ == "__main__":
