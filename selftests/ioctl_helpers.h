@@ -27,7 +27,7 @@ static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_arg) == 8,
 	      "sqe->ioctl_arg must be at offset 8");
 static_assert(__builtin_offsetof(struct io_uring_sqe, ioctl_cmd) == 24,
 	      "sqe->ioctl_cmd must be at offset 24");
-static_assert(IORING_OP_IOCTL == 58, "IORING_OP_IOCTL must be 58");
+static_assert(IORING_OP_IOCTL == IOU_OP_IOCTL_NR, "IORING_OP_IOCTL is not IOU_OP_IOCTL_NR");
 #define IOU_OP_IOCTL		IORING_OP_IOCTL
 #define IOU_SQE_IOCTL_CMD(sqe)	((sqe)->ioctl_cmd)
 #define IOU_SQE_IOCTL_ARG(sqe)	((sqe)->ioctl_arg)
@@ -36,7 +36,7 @@ static_assert(IORING_OP_IOCTL == 58, "IORING_OP_IOCTL must be 58");
  * Headers of a kernel without the series (the --pristine run): the same
  * places by their old names, so that the programs build and then skip.
  */
-#define IOU_OP_IOCTL		58
+#define IOU_OP_IOCTL		IOU_OP_IOCTL_NR
 #define IOU_SQE_IOCTL_CMD(sqe)	((sqe)->len)
 #define IOU_SQE_IOCTL_ARG(sqe)	((sqe)->off)
 #endif

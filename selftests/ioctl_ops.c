@@ -1646,6 +1646,67 @@ TEST_F(ioctl_ring, reserved_fields)
 	close(p[1]);
 }
 
+/* IORING_REGISTER_ZCRX_IFQ upstream (6.15); past this kernel's last. */
+#define UPSTREAM_REGISTER_ZCRX_IFQ	32
+
+/*
+ * Opcode 58 is IORING_OP_RECV_ZC upstream (6.15), so IORING_REGISTER_PROBE
+ * tells a program built for such kernels that 58 is supported. Such a
+ * program registers a zero-copy receive queue first, which this kernel
+ * refuses; and an sqe shaped as RECV_ZC (IORING_RECV_MULTISHOT in ioprio,
+ * which RECV_ZC requires; len 0 or a length; an ifq index in the
+ * splice_fd_in union) gets -EINVAL without an ioctl run or a byte of the
+ * socket's data taken: io_init_req() refuses ioprio for this opcode.
+ */
+TEST_F(ioctl_ring, recv_zc_shaped_refused)
+{
+	static const __u16 ioprios[] = {
+		IORING_RECV_MULTISHOT,
+		IORING_RECV_MULTISHOT | IORING_RECVSEND_POLL_FIRST,
+	};
+	static const __u32 lens[] = { 0, 4096 };
+	static const __u32 ifq_idx[] = { 0, 1 };
+	struct io_uring_sqe *sqe;
+	char data[100] = "zcrx", got[sizeof(data)];
+	int cli, srv, lst, i, j, k, res, inq = -1;
+
+	ASSERT_EQ(0, tcp_pair(_metadata, AF_INET, 0, &cli, &srv, &lst));
+	ASSERT_EQ(sizeof(data), write(cli, data, sizeof(data)));
+	wait_inq(_metadata, srv, sizeof(data));
+
+	/* what liburing's io_uring_register_ifq() asks first */
+	EXPECT_EQ(-EINVAL, iou_sys_register(self->ring.fd, UPSTREAM_REGISTER_ZCRX_IFQ,
+					    (void *)zeros, 1));
+
+	for (i = 0; i < ARRAY_SIZE(ioprios); i++) {
+		for (j = 0; j < ARRAY_SIZE(lens); j++) {
+			for (k = 0; k < ARRAY_SIZE(ifq_idx); k++) {
+				sqe = next_sqe(_metadata, &self->ring, 1);
+				sqe->opcode = IOU_OP_IOCTL;
+				sqe->fd = srv;
+				sqe->ioprio = ioprios[i];
+				sqe->len = lens[j];
+				sqe->splice_fd_in = ifq_idx[k];
+				ASSERT_EQ(1, iou_submit_and_wait(&self->ring, 0));
+				reap_cqes(_metadata, &self->ring, 1, &res,
+					  CQE_TIMEOUT_MS);
+				EXPECT_EQ(-EINVAL, res) {
+					TH_LOG("ioprio %#x, len %u, ifq %u: got %s",
+					       ioprios[i], lens[j], ifq_idx[k],
+					       err_name(res));
+				}
+			}
+		}
+	}
+	ASSERT_EQ(0, ioctl(srv, FIONREAD, &inq));
+	EXPECT_EQ(sizeof(data), inq);
+	ASSERT_EQ(sizeof(data), read(srv, got, sizeof(got)));
+	EXPECT_EQ(0, memcmp(data, got, sizeof(data)));
+	close(cli);
+	close(srv);
+	close(lst);
+}
+
 /* An IOPOLL ring refuses the opcode. */
 TEST_F(ioctl_ring, iopoll)
 {

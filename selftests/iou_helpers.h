@@ -321,8 +321,12 @@ static inline int iou_probe_op(struct iou_ring *ring, unsigned int op)
 	return ret;
 }
 
-/* Opcode 58, IORING_OP_IOCTL: added by the same series. */
-#define SERIES_OPCODE	58
+/*
+ * IORING_OP_IOCTL's number, added by the series: the one place the tests
+ * write it (58 is IORING_OP_RECV_ZC upstream since 6.15; a forward port
+ * that renumbers changes this line and the kernel's enum).
+ */
+#define IOU_OP_IOCTL_NR	58
 
 /*
  * Why the assertions that need the series (no io-wq worker for an inline
@@ -352,7 +356,7 @@ static inline const char *iou_series_absent(void)
 	else if (iou_setup(&ring, 1, 0))
 		probed = "io_uring unavailable";
 	else {
-		ret = iou_probe_op(&ring, SERIES_OPCODE);
+		ret = iou_probe_op(&ring, IOU_OP_IOCTL_NR);
 		iou_exit(&ring);
 		if (ret <= 0)
 			probed = "opcode 58 (IORING_OP_IOCTL) not supported: no inline splice series";
