@@ -369,12 +369,14 @@ iou_log "results in $out"
 if [ "$mode" = bench ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		{ grep -v '^IOU-RUN-BEGIN' || true; } | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
-	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" --kmsg "$kmsg" |
+	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" --kmsg "$kmsg" \
+		--cpus "$IOU_GUEST_CPUS" |
 		tee "$out/results.txt"
 	exit
 elif [ "$liburing" = 0 ]; then
 	status=0
-	checks=(--expect "$build/kselftest_install/kselftest-list.txt" --kmsg "$kmsg")
+	checks=(--expect "$build/kselftest_install/kselftest-list.txt" --kmsg "$kmsg"
+		--cpus "$IOU_GUEST_CPUS")
 	# Only the pristine run may skip what the series brings.
 	# and only it may have 6.12's expected failures (XFAIL).
 	[ "$IOU_WITH_SERIES" != 1 ] || checks+=(--patched --allowed-skips "$IOU_REPO/lib/selftest-skips")

@@ -40,6 +40,8 @@ export IOU_SERIES
 # On a line of its own: the firmware's last output does not end one.
 echo
 echo "IOU-GUEST-START $(uname -r)"
+# The host checks it against QEMU's -smp: races need a second CPU.
+echo "IOU-GUEST-CPUS $(grep -c '^processor' /proc/cpuinfo)"
 # The ext4 disk that run_selftests.sh attaches (virtio, /dev/vda): a page
 # cache on a block device for splice_file and splice_bench, which skip
 # without it; this line says why it is missing.

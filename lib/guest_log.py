@@ -6,7 +6,7 @@ the results of extra programs run with --run; and KUnit's results.
   guest_log.py splats LOG...   print each splat with its backtrace; exit 1
                                if there is any
   guest_log.py selftests LOG [--expect LIST] [--allowed-skips FILE]
-               [--patched] [--kmsg KMSG]
+               [--patched] [--cpus N] [--kmsg KMSG]
                                print every result, the splats and the final
                                "selftests: N passed, N failed, N skipped"
                                line; exit 1 on any failure, splat, panic or
@@ -22,6 +22,8 @@ the results of extra programs run with --run; and KUnit's results.
                                programs' included, or a case's "# SKIP");
                                with --patched (the series is applied), on
                                an "ok ... # XFAIL" (6.12's known failure);
+                               with --cpus, when the guest brought up
+                               another number of CPUs (IOU-GUEST-CPUS);
                                KMSG (kmsg.log, the kernel's messages as the
                                guest ran) is read for splats too
   guest_log.py bench LOG [--kmsg KMSG]
@@ -95,6 +97,8 @@ EXTRA_END = re.compile(r"IOU-RUN-END (\S+) rc=(\d+)")
 # report (and, with --coverage, the counters): no TAP of a test in there.
 DUMP_BEGIN = re.compile(r"^IOU-(DMESG|KMEMLEAK|GCOV)-BEGIN")
 GUEST_DONE = "IOU-GUEST-DONE"
+# /init's count of the CPUs the guest brought up.
+GUEST_CPUS = re.compile(r"^IOU-GUEST-CPUS (\d+)")
 # Lines of a failed program's output printed with its result.
 PROGRAM_TAIL = 15
 
@@ -185,13 +189,26 @@ def tap_line(line, inner):
         (match.group(5) or "").strip()
 
 
+def guest_cpus_problem(lines, want):
+    """Why the guest did not run on the CPUs QEMU was given, or None: a
+    kernel that brings up one CPU of two (ACPI's MADT ignored, no MP
+    table) runs every race of the tests on one."""
+    for line in lines:
+        found = GUEST_CPUS.match(line)
+        if found:
+            got = int(found.group(1))
+            return None if got == want else f"{got} CPU(s) online, QEMU gave it {want} (-smp)"
+    return "no IOU-GUEST-CPUS line: the guest's CPUs are not known"
+
+
 def selftests(lines, label="selftests", expected=None, allowed_skips=None,
-              kmsg=None, kmsg_path="kmsg.log", patched=False):
+              kmsg=None, kmsg_path="kmsg.log", patched=False, cpus=None):
     """expected: the "collection:program" entries the runner was given (its
     plan must be complete, its exit status seen); allowed_skips: when given
     (a patched run), a skip that it does not list is a failure; patched:
     an expected failure ("ok ... # XFAIL", 6.12's behaviour that the series
-    fixes) is a failure too; kmsg: the
+    fixes) is a failure too; cpus: the guest must have brought up that
+    many CPUs; kmsg: the
     kernel's messages streamed to a file of their own (kmsg.log), read for
     splats with the console.
 
@@ -364,6 +381,10 @@ def selftests(lines, label="selftests", expected=None, allowed_skips=None,
               + (f" (the kernel's messages: {kmsg_path})" if kmsg is not None else ""))
         for line in found:
             print("       | " + line)
+    cpus_problem = cpus and guest_cpus_problem(lines, cpus)
+    if cpus_problem:
+        counts["fail"] += 1
+        print(f"  FAIL guest: {cpus_problem}")
     if not any(GUEST_DONE in line for line in lines):
         counts["fail"] += 1
         print("  FAIL guest run: did not finish (panic, hang or timeout)"
@@ -801,6 +822,7 @@ def main(argv):
         parser.add_argument("--allowed-skips")
         parser.add_argument("--kmsg")
         parser.add_argument("--patched", action="store_true")
+        parser.add_argument("--cpus", type=int)
         args = parser.parse_args(argv[2:])
         expected = None
         if args.expect:
@@ -808,7 +830,8 @@ def main(argv):
                 expected = [line.strip() for line in f if line.strip()]
         allowed = read_allowed_skips(args.allowed_skips) if args.allowed_skips else None
         return 0 if selftests(read_lines(args.log), argv[1], expected, allowed,
-                              read_kmsg(args.kmsg), args.kmsg, args.patched) else 1
+                              read_kmsg(args.kmsg), args.kmsg, args.patched,
+                              args.cpus) else 1
     if len(argv) >= 3 and argv[1] == "kunit":
         parser = argparse.ArgumentParser(prog="guest_log.py kunit")
         parser.add_argument("json")
