@@ -46,7 +46,8 @@ def console(*program_lines, run_rc=0):
     top = {0: "ok 1 selftests: io_uring: prog",
            4: "ok 1 selftests: io_uring: prog # SKIP"}.get(
         run_rc, f"not ok 1 selftests: io_uring: prog # exit={run_rc}")
-    return "\n".join(["IOU-GUEST-START 6.12.118+", "TAP version 13", "1..1",
+    return "\n".join(["IOU-GUEST-START 6.12.118+", "IOU-GUEST-CPUS 2",
+                      "TAP version 13", "1..1",
                       "# selftests: io_uring: prog",
                       *[f"# {line}" for line in program_lines],
                       top, "IOU-KSELFTEST-EXIT rc=0", "IOU-GUEST-DONE", ""])
@@ -67,7 +68,7 @@ class Selftests(unittest.TestCase):
         return guest_log("selftests", path, "--expect", self.expect, *extra)
 
     def test_clean_log_passes(self):
-        rc, out = self.run_gate(console(*PASSING), "--patched",
+        rc, out = self.run_gate(console(*PASSING), "--patched", "--cpus", "2",
                                 "--allowed-skips", self.no_skips)
         self.assertEqual(rc, 0, out)
         self.assertIn("selftests: 1 passed, 0 failed, 0 skipped", out)
@@ -128,6 +129,12 @@ class Selftests(unittest.TestCase):
         kmsg = self.files.write("kmsg.log", "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n")
         rc, out = self.run_gate(console(*PASSING), "--kmsg", kmsg)
         self.assertEqual(rc, 1, out)
+
+    def test_guest_with_fewer_cpus_fails(self):
+        log = console(*PASSING).replace("IOU-GUEST-CPUS 2", "IOU-GUEST-CPUS 1")
+        rc, out = self.run_gate(log, "--cpus", "2")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("1 CPU(s) online", out)
 
     def test_unfinished_guest_fails(self):
         rc, out = self.run_gate(console(*PASSING).replace("IOU-GUEST-DONE", ""))
