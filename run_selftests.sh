@@ -330,10 +330,12 @@ if [ "$mode" = shell ]; then
 else
 	cmdline="console=ttyS1 panic=-1"
 fi
-# PCI interrupts routed from the BIOS's $PIR table, not ACPI's _PRT: the
-# debug kernel under TCG interprets _PRT's AML so slowly that ACPICA's 30 s
-# loop timeout aborts it, and the virtio disk, left without an interrupt,
-# hangs the boot (seen on a machine about half as fast as the earlier ones).
+# PCI interrupts routed from SeaBIOS's MP table (CONFIG_X86_MPPARSE in
+# kconfig-fragments/selftests, which also gives the second CPU), not ACPI's
+# _PRT: the debug kernel under TCG interprets _PRT's AML so slowly that
+# ACPICA's 30 s loop timeout aborts it, and the virtio disk, left without an
+# interrupt, hangs the boot (seen on a machine about half as fast as the
+# earlier ones).
 cmdline+=" pci=noacpi"
 # The patched guest has the KUnit suites built in (run_kunit.sh boots the
 # same kernel); they run at boot only for --coverage.
