@@ -23,7 +23,8 @@
  *     pipe to file splice does not hold up hashed writes to that file;
  *     splice flags outside the uAPI are still rejected;
  *   - chain.*: nothing is lost, duplicated or reordered across 100000
- *     random-sized splices through pipe -> pipe -> pipe and through
+ *     random-sized splices per hop (or as many as 60 s allow, at least
+ *     10000) through pipe -> pipe -> pipe and through
  *     pipe -> AF_UNIX socket -> pipe, with IOSQE_ASYNC on a random quarter
  *     of the SQEs and registered files on a random half of the ends.
  *
@@ -1178,6 +1179,13 @@ TEST_F(ops, internal_flags_rejected)
  */
 
 #define CHAIN_SPLICES	100000	/* per hop: each one moves >= 1 byte */
+/*
+ * ... or as many as CHAIN_SECONDS allow, at least CHAIN_MIN_SPLICES: the
+ * plain kernel makes 100000 in about 5 s under TCG, a debug kernel with
+ * two vCPUs on a busy host took 274 s, past the program's timeout.
+ */
+#define CHAIN_SECONDS	60
+#define CHAIN_MIN_SPLICES	10000
 #define CHAIN_DEPTH	8	/* SQEs in flight per hop */
 #define CHAIN_MAX_LEN	16384
 #define CHAIN_STALL_S	10	/* no completion this long: print the state */
@@ -1476,8 +1484,11 @@ static void run_chain(struct __test_metadata *_metadata, bool socket)
 		if (known && moved[1] == ch->total && !inflight[0] &&
 		    !inflight[1])
 			break;
-		if (!stopped && count[0] >= CHAIN_SPLICES &&
-		    count[1] >= CHAIN_SPLICES) {
+		if (!stopped &&
+		    ((count[0] >= CHAIN_SPLICES && count[1] >= CHAIN_SPLICES) ||
+		     (iou_now_ms() - t0 >= CHAIN_SECONDS * 1000 &&
+		      count[0] >= CHAIN_MIN_SPLICES &&
+		      count[1] >= CHAIN_MIN_SPLICES))) {
 			/* from now on the writer stops at max(written, promised) */
 			ch->promised = promised;
 			__atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);
@@ -1589,8 +1600,8 @@ static void run_chain(struct __test_metadata *_metadata, bool socket)
 
 	EXPECT_EQ(0, ch->werr);
 	EXPECT_EQ(0, ch->rerr);
-	EXPECT_LE(CHAIN_SPLICES, count[0]);
-	EXPECT_LE(CHAIN_SPLICES, count[1]);
+	EXPECT_LE(CHAIN_MIN_SPLICES, count[0]);
+	EXPECT_LE(CHAIN_MIN_SPLICES, count[1]);
 	EXPECT_EQ(ch->total, moved[0]);
 	EXPECT_EQ(ch->total, moved[1]);
 	EXPECT_EQ(ch->total, ch->rtotal);
