@@ -79,7 +79,9 @@ Options:
                    of its output, no other line; the results become the
                    baseline in the cache. Without --pristine, a test that
                    passed in that baseline must not fail, nor may a test
-                   fail that is not listed or not as listed. Run --pristine
+                   fail that is not listed or not as listed. A test listed
+                   as flaky that fails runs once more; it fails the gate
+                   only if it fails twice. Run --pristine
                    --liburing first (the patched run stops early without a
                    baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
@@ -252,10 +254,12 @@ build_initramfs() {
 }
 
 # liburing's test programs for the guest: /liburing/*.t, the list to run
-# (minus the ones lib/liburing-known-failures excludes) and the timeout.
+# (minus the ones lib/liburing-known-failures excludes), the flaky ones
+# (run again once when they fail) and the timeout.
 install_liburing_tests() {
 	local dir=$1 name excluded
 	cp -a "$IOU_LIBURING_TESTS" "$dir"
+	iou_liburing_known flaky >"$dir/iou-flaky"
 	excluded=$(iou_liburing_known exclude)
 	: >"$dir/iou-tests"
 	for name in "$dir"/*.t; do

@@ -509,6 +509,33 @@ def liburing_tests(lines):
     return tests, outside
 
 
+def test_runs(tests):
+    """The runs of each test, in the order the tests first ran: one, or
+    two for a flaky test that failed and ran again."""
+    runs = {}
+    for t in tests:
+        runs.setdefault(t["name"], []).append(t)
+    return runs
+
+
+def run_outcome(t, timeout):
+    """One run's result ("pass", "fail", "skip"), why it failed, and the
+    splats in its kernel messages (which fail it whatever its exit)."""
+    rc = t["rc"]
+    splats = splat_reports(t["dmesg"] + (t["out"] if rc is None else []))
+    if rc is None:
+        return "fail", "did not finish (the guest died or hung)", splats
+    if splats:
+        return "fail", f"kernel splat (exit {rc})", splats
+    if rc in TIMED_OUT:
+        return "fail", f"timed out after {timeout}s", splats
+    if rc == 0:
+        return "pass", "", splats
+    if rc == 77:
+        return "skip", "", splats
+    return "fail", f"exit {rc}", splats
+
+
 # The line lib/guest-init.sh writes to /dev/kmsg before each liburing test.
 KMSG_TEST = re.compile(r"iou: liburing test (\S+)")
 
@@ -527,66 +554,79 @@ def liburing(lines, args, kmsg=None):
     counts = {"pass": 0, "fail": 0, "skip": 0}
     gate = []
     rows = []
-    for t in tests:
-        name, rc = t["name"], t["rc"]
-        splats = splat_reports(t["dmesg"] + (t["out"] if rc is None else []))
-        if rc is None:
-            result, why = "fail", "did not finish (the guest died or hung)"
-        elif splats:
-            result, why = "fail", f"kernel splat (exit {rc})"
-        elif rc in TIMED_OUT:
-            result, why = "fail", f"timed out after {args.timeout}s"
-        elif rc == 0:
-            result, why = "pass", ""
-        elif rc == 77:
-            result, why = "skip", ""
-        else:
-            result, why = "fail", f"exit {rc}"
-        counts[result] += 1
-        rows.append((name, result, rc, t["secs"]))
-        note, mismatch = "", []
+    for name, runs in test_runs(tests).items():
         entry = known.get(name)
         kind = entry.kind if entry else None
-        if result == "fail":
-            if kind in ("fail", "flaky"):
-                mismatch = failure_mismatch(entry, rc, t["out"])
-            if splats:
-                note = "SPLAT: a kernel bug whatever the test says"
-                gate.append(f"{name}: kernel splat")
-            elif kind == "flaky" and not mismatch:
-                note = f"known flaky: {entry.reason}"
-            elif baseline.get(name) == "pass":
-                note = "REGRESSION: passed on pristine"
-                gate.append(f"{name}: passed on pristine, fails here ({why})")
-            elif kind == "fail" and not mismatch:
-                note = f"known: {entry.reason}"
-            elif kind in ("fail", "flaky"):
-                note = (f"NOT the known failure that {known_file} pins:"
+        outcomes = [run_outcome(t, args.timeout) for t in runs]
+        # A flaky test that failed ran again: its second run is its result.
+        result, why, _ = outcomes[-1]
+        first, first_why, _ = outcomes[0]
+        counts[result] += 1
+        rows.append((name, result, runs[-1]["rc"], runs[-1]["secs"]))
+        mismatch = [failure_mismatch(entry, t["rc"], t["out"])
+                    if outcome[0] == "fail" and kind in ("fail", "flaky") else []
+                    for t, outcome in zip(runs, outcomes)]
+        notes = [""] * len(runs)
+        problem = None
+        rerun = kind == "flaky" and first == "fail"
+        if any(splats for _, _, splats in outcomes):
+            notes = ["SPLAT: a kernel bug whatever the test says" if splats
+                     else "" for _, _, splats in outcomes]
+            problem = "kernel splat"
+        elif len(runs) > (2 if rerun else 1):
+            notes[-1] = f"RAN {len(runs)} TIMES"
+            problem = (f"ran {len(runs)} times (only a flaky test that "
+                       "failed runs again, once)")
+        elif rerun and mismatch[0]:
+            notes[0] = (f"NOT the flaky failure that {known_file} pins:"
                         " + printed, not pinned; - pinned, not printed")
-                gate.append(f"{name}: fails ({why}), not as {known_file}"
-                            f" pins it: {'; '.join(mismatch)}")
+            problem = (f"fails ({first_why}), not as {known_file} pins it:"
+                       f" {'; '.join(mismatch[0])}")
+        elif rerun and len(runs) == 1:
+            notes[0] = "known flaky failure, NOT RUN AGAIN"
+            problem = "failed (the known flaky failure) and was not run again"
+        elif rerun and result == "fail":
+            notes[0] = "known flaky failure; run again:"
+            notes[1] = "FAILED AGAIN"
+            problem = f"failed twice (the known flaky failure, then {why})"
+        elif rerun:
+            notes[0] = f"known flaky: {entry.reason}; run again:"
+            notes[1] = f"{'passed' if result == 'pass' else 'skipped'} when run again"
+        elif result == "fail":
+            if baseline.get(name) == "pass":
+                notes[0] = "REGRESSION: passed on pristine"
+                problem = f"passed on pristine, fails here ({why})"
+            elif kind == "fail" and not mismatch[0]:
+                notes[0] = f"known: {entry.reason}"
+            elif kind == "fail":
+                notes[0] = (f"NOT the known failure that {known_file} pins:"
+                            " + printed, not pinned; - pinned, not printed")
+                problem = (f"fails ({why}), not as {known_file} pins it:"
+                           f" {'; '.join(mismatch[0])}")
             else:
-                note = f"NEW: not in {known_file}"
-                gate.append(f"{name}: fails ({why}) and is not a known "
-                            "failure")
-        elif result == "skip" and baseline.get(name) == "pass":
+                notes[0] = f"NEW: not in {known_file}"
+                problem = f"fails ({why}) and is not a known failure"
+        elif kind == "fail":
+            notes[0] = "known failure passed this time"
+        if result == "skip" and baseline.get(name) == "pass" and not problem:
             # liburing's tests turn an -EINVAL from a new opcode path into
             # a skip: what passed on pristine must pass here.
-            note = "REGRESSION: passed on pristine, skipped here"
-            gate.append(f"{name}: passed on pristine, skipped here")
-        elif kind == "fail":
-            note = "known failure passed this time"
-        secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
-        detail = f"{why}{secs}".lstrip(", ")
-        print(f"  {result.upper():4} {name} ({detail})"
-              + (f" [{note}]" if note else ""))
-        if result == "fail":
-            for out in t["out"][-15:]:
-                print("       | " + out)
-            for line in mismatch[:20]:
-                print("       " + line)
-            for line in splats:
-                print("       ! " + line)
+            notes[-1] = "REGRESSION: passed on pristine, skipped here"
+            problem = "passed on pristine, skipped here"
+        if problem:
+            gate.append(f"{name}: {problem}")
+        for i, (t, (res, res_why, splats)) in enumerate(zip(runs, outcomes)):
+            secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
+            detail = ("run again, " if i else "") + f"{res_why}{secs}".lstrip(", ")
+            print(f"  {res.upper():4} {name} ({detail.rstrip(', ')})"
+                  + (f" [{notes[i]}]" if notes[i] else ""))
+            if res == "fail":
+                for out in t["out"][-15:]:
+                    print("       | " + out)
+                for line in mismatch[i][:20]:
+                    print("       " + line)
+                for line in splats:
+                    print("       ! " + line)
     ran = {t["name"] for t in tests}
     excluded = sorted(n for n, entry in known.items() if entry.kind == "exclude")
     # Every test of the baseline that is still to run must have run.

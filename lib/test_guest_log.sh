@@ -22,8 +22,16 @@ cat >"$known" <<'EOF'
 send_recv.t fail rc=1 fails every run, printing these two lines
 	| test_invalid failed
 	| FAIL
+single-issuer.t flaky rc=1 fails now and then, printing this line
+	| ./single-issuer.t: submit 0
 multicqes_drain.t exclude not run
 EOF
+# A pristine run's results, for the cases run with --baseline.
+printf '# liburing ?\n# test\tresult\texit\tseconds\n' >"$work/baseline.tsv"
+printf '%s\tpass\t0\t0.1\n' nop.t accept.t single-issuer.t >>"$work/baseline.tsv"
+printf 'send_recv.t\tfail\t1\t0.1\n' >>"$work/baseline.tsv"
+# More arguments of guest_log.py liburing for the next check.
+gate_args=()
 
 # One test's run as lib/guest-init.sh prints it: run NAME RC [LINE...].
 run() {
@@ -49,7 +57,7 @@ check() {
 		echo "IOU-GUEST-DONE"
 	} >"$work/console.log"
 	python3 "$lib/guest_log.py" liburing "$work/console.log" --known "$known" \
-		--results "$work/results.tsv" >"$work/out" 2>&1 || rc=$?
+		--results "$work/results.tsv" "${gate_args[@]}" >"$work/out" 2>&1 || rc=$?
 	said=$(sed -n 's/^  gate: \(passed\|FAILED\)$/\1/p' "$work/out")
 	if [ "$said" != "$want" ]; then
 		problem="the gate said ${said:-nothing}, not $want"
@@ -68,7 +76,8 @@ check() {
 		echo "not ok - $what: $problem"
 		sed 's/^/    /' "$work/out"
 	fi
-	grep '^  gate: ' "$work/out" | grep -v '^  gate: \(passed\|FAILED\)$' | sed 's/^  /    /' || true
+	grep '^  gate: ' "$work/out" | grep -v '^  gate: \(passed\|FAILED\|compared with .*\)$' |
+		sed 's/^  /    /' || true
 }
 
 # A test that passes, around every case.
@@ -93,6 +102,40 @@ check "a known failure that passes" passed \
 	< <(pass; run send_recv.t 0)
 check "a failure that is not listed" FAILED "accept.t: fails (exit 1) and is not a known failure" \
 	< <(pass; run accept.t 1 "accept failed")
+
+# A flaky test: a failure runs again (lib/guest-init.sh), and only a second
+# failure, or a first one that is not the one pinned, fails the gate.
+check "a flaky test that passes" passed \
+	< <(pass; run single-issuer.t 0)
+check "a flaky test that fails as pinned, then passes" passed \
+	< <(pass; run single-issuer.t 1 "./single-issuer.t: submit 0"; run single-issuer.t 0)
+check "a flaky test that fails twice" FAILED "single-issuer.t: failed twice" \
+	< <(pass; run single-issuer.t 1 "./single-issuer.t: submit 0"
+		run single-issuer.t 1 "./single-issuer.t: submit 0")
+check "a flaky test that fails as pinned and is not run again" FAILED \
+	"single-issuer.t: failed (the known flaky failure) and was not run again" \
+	< <(pass; run single-issuer.t 1 "./single-issuer.t: submit 0")
+check "a flaky test that fails another way, then passes" FAILED \
+	"single-issuer.t: fails (exit 1), not as known-failures pins it: - ./single-issuer.t: submit 0; + ./single-issuer.t: wait fail -4" \
+	< <(pass; run single-issuer.t 1 "./single-issuer.t: wait fail -4"; run single-issuer.t 0)
+check "a test that is not flaky run twice" FAILED "send_recv.t: ran 2 times" \
+	< <(pass; run send_recv.t 1 "test_invalid failed" "FAIL"; run send_recv.t 0)
+
+# With the pristine baseline: what passed there must pass here.
+gate_args=(--baseline "$work/baseline.tsv")
+check "the baseline's tests, as there" passed \
+	< <(pass; run accept.t 0; run single-issuer.t 0; run send_recv.t 1 "test_invalid failed" "FAIL")
+check "a test that passed on pristine fails" FAILED "accept.t: passed on pristine, fails here (exit 1)" \
+	< <(pass; run accept.t 1 "accept failed"; run single-issuer.t 0; run send_recv.t 1 "test_invalid failed" "FAIL")
+check "a test that passed on pristine is skipped" FAILED "accept.t: passed on pristine, skipped here" \
+	< <(pass; run accept.t 77; run single-issuer.t 0; run send_recv.t 1 "test_invalid failed" "FAIL")
+check "a flaky test that fails as pinned, then is skipped" FAILED \
+	"single-issuer.t: passed on pristine, skipped here" \
+	< <(pass; run accept.t 0; run single-issuer.t 1 "./single-issuer.t: submit 0"
+		run single-issuer.t 77; run send_recv.t 1 "test_invalid failed" "FAIL")
+check "a test of the baseline that did not run" FAILED "accept.t: ran on pristine, no result here" \
+	< <(pass; run single-issuer.t 0; run send_recv.t 1 "test_invalid failed" "FAIL")
+gate_args=()
 
 # The file itself: a malformed one stops the run.
 malformed() {
