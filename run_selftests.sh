@@ -76,11 +76,16 @@ Options:
                    each, a splat fails that test) and the last line is
                    "liburing: N passed, N failed, N skipped". The gate:
                    with --pristine, every failure must be listed in
-                   lib/liburing-known-failures (with its reason), and the
-                   results become the baseline in the cache; without it, a
-                   test that passed in that baseline must not fail, nor may a
-                   test that is not listed. Run --pristine --liburing first
-                   (the patched run stops early without a baseline)
+                   lib/liburing-known-failures (with its reason) and fail
+                   exactly as listed there: its exit status and every line
+                   of its output, no other line; the results become the
+                   baseline in the cache. Without --pristine, a test that
+                   passed in that baseline must not fail, nor may a test
+                   fail that is not listed or not as listed. A test listed
+                   as flaky that fails runs once more; it fails the gate
+                   only if it fails twice. Run --pristine
+                   --liburing first (the patched run stops early without a
+                   baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>,
                    or bench-<date> with --bench)
@@ -258,15 +263,17 @@ build_initramfs() {
 }
 
 # liburing's test programs for the guest: /liburing/*.t, the list to run
-# (minus the ones lib/liburing-known-failures excludes) and the timeout.
+# (minus the ones lib/liburing-known-failures excludes), the flaky ones
+# (run again once when they fail) and the timeout.
 install_liburing_tests() {
-	local dir=$1 name
+	local dir=$1 name excluded
 	cp -a "$IOU_LIBURING_TESTS" "$dir"
+	iou_liburing_known flaky >"$dir/iou-flaky"
+	excluded=$(iou_liburing_known exclude)
 	: >"$dir/iou-tests"
 	for name in "$dir"/*.t; do
 		name=${name##*/}
-		iou_liburing_known | awk -v t="$name" '$1 == t && $2 == "exclude" { found = 1 }
-			END { exit !found }' || echo "$name" >>"$dir/iou-tests"
+		grep -qxF "$name" <<<"$excluded" || echo "$name" >>"$dir/iou-tests"
 	done
 	echo "$IOU_LIBURING_TIMEOUT" >"$dir/iou-timeout"
 }

@@ -39,7 +39,15 @@ the results of extra programs run with --run; and KUnit's results.
                                failure that --known does not list and, with
                                --baseline (a pristine run's TSV), on a test
                                that passed there and fails here; with KMSG,
-                               on a splat there that no test's dmesg has
+                               on a splat there that no test's dmesg has.
+                               A fail or flaky entry of --known is matched
+                               by the test's exit status and its whole
+                               output: the lines the entry pins, in that
+                               order, and no other
+  guest_log.py liburing-known FILE fail|flaky|exclude
+                               the tests of that kind in FILE
+                               (lib/liburing-known-failures), one a line;
+                               exits with a message on a malformed FILE
   guest_log.py kunit JSON [--ktap KTAP] [--allowed-skips FILE]
                [--expected FILE] [--filter GLOB] [--write-expected FILE]
                [--totals FILE]
@@ -57,6 +65,7 @@ the results of extra programs run with --run; and KUnit's results.
 """
 import argparse
 import collections
+import difflib
 import fnmatch
 import json
 import os
@@ -404,39 +413,86 @@ LB_DMESG_END = "IOU-LIBURING-DMESG-END"
 # Exit codes of timeout(1): the test ran out of time (SIGINT, then SIGKILL).
 TIMED_OUT = (124, 137)
 KNOWN_KINDS = ("fail", "flaky", "exclude")
+# lib/liburing-known-failures: an entry "<test> <kind> ..." and, under a
+# fail or flaky one, its pinned output lines, indented "| <line>".
+KNOWN_ENTRY = re.compile(r"^(\S+)\s+(\S+)\s+(.+)$")
+KNOWN_RC = re.compile(r"^rc=(\d+)\s+(.+)$")
+KNOWN_PINNED = re.compile(r"^\s+\| (.*\S)\s*$")
 
 
-KNOWN_FAILURE = re.compile(r'^rc=(\d+) "([^"]+)" (.+)$')
+class Known:
+    """An entry of lib/liburing-known-failures: kind, reason and, for a
+    fail or flaky entry, the exit status and the exact output lines of the
+    failure it stands for."""
+
+    def __init__(self, kind, reason, rc=None):
+        self.kind, self.reason, self.rc, self.lines = kind, reason, rc, []
 
 
 def read_known(path):
-    """lib/liburing-known-failures: "test kind reason..." per line, kind
-    "fail" (fails on pristine 6.12 too), "flaky" (fails now and then on
-    any kernel) or "exclude" (not run). A fail or flaky entry's reason
-    starts with the failure it expects, rc=N "a piece of one output line":
-    a test that fails another way is not that known failure.
-    Returns {test: (kind, reason, rc, output)}."""
-    known = {}
-    for num, parts in table_rows(path):
-        if len(parts) < 3 or parts[1] not in KNOWN_KINDS:
-            sys.exit(f"{path}:{num}: want \"test fail|flaky|exclude "
-                     "reason\"")
-        rc = output = None
-        reason = parts[2]
-        if parts[1] != "exclude":
-            failure = KNOWN_FAILURE.match(reason)
-            if not failure:
-                sys.exit(f"{path}:{num}: want \"test {parts[1]} rc=N "
-                         "\"output\" reason\"")
-            rc, output, reason = int(failure.group(1)), failure.group(2), failure.group(3)
-        known[parts[0]] = (parts[1], reason, rc, output)
+    """lib/liburing-known-failures as {test: Known}. Each entry is a line
+    "<test> fail|flaky rc=<exit status> <reason>", followed by every line
+    of output that marks the failure, each indented "| <line>", or
+    "<test> exclude <reason>" (not run, no lines). Blank lines and lines
+    starting with # are left out."""
+    known, entry = {}, None
+    with open(path) as f:
+        for num, line in enumerate(f, 1):
+            where = f"{path}:{num}"
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if line[0].isspace():
+                pinned = KNOWN_PINNED.match(line)
+                if not pinned:
+                    sys.exit(f"{where}: want an output line, indented "
+                             "\"| <line>\"")
+                if entry is None or entry.kind == "exclude":
+                    sys.exit(f"{where}: an output line belongs under a "
+                             "fail or flaky entry")
+                entry.lines.append(pinned.group(1))
+                continue
+            parts = KNOWN_ENTRY.match(line.strip())
+            if not parts or parts.group(2) not in KNOWN_KINDS:
+                sys.exit(f"{where}: want \"<test> fail|flaky|exclude "
+                         "...\"")
+            name, kind, reason = parts.groups()
+            if name in known:
+                sys.exit(f"{where}: {name} is listed twice")
+            rc = None
+            if kind != "exclude":
+                failure = KNOWN_RC.match(reason)
+                if not failure:
+                    sys.exit(f"{where}: want \"{name} {kind} "
+                             "rc=<exit status> <reason>\"")
+                rc, reason = int(failure.group(1)), failure.group(2)
+            entry = known[name] = Known(kind, reason, rc)
     return known
 
 
-def known_failure_matches(entry, rc, out):
-    """Whether a failure is the one a known entry describes."""
-    _, _, want_rc, want_out = entry
-    return rc == want_rc and any(want_out in line for line in out)
+def output_lines(out):
+    """A test's output as the gate compares it with the pinned lines:
+    trailing white space cut, blank lines left out (the guest's runner
+    ends each test's output with one)."""
+    return [line.rstrip() for line in out if line.strip()]
+
+
+def failure_mismatch(entry, rc, out):
+    """How a failure differs from the one a fail or flaky entry pins: []
+    when it is that failure; else "exit N, not M", "+ <line>" for each line
+    printed but not pinned (an extra line counts as another failure: the
+    listed tests print nothing else) and "- <line>" for each pinned line
+    not printed, in the order of the output."""
+    diff = []
+    if rc != entry.rc:
+        diff.append("did not finish" if rc is None
+                    else f"exit {rc}, not {entry.rc}")
+    got = output_lines(out)
+    matcher = difflib.SequenceMatcher(a=entry.lines, b=got, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op != "equal":
+            diff += ["- " + line for line in entry.lines[a0:a1]]
+            diff += ["+ " + line for line in got[b0:b1]]
+    return diff
 
 
 def read_results(path):
@@ -492,6 +548,33 @@ def liburing_tests(lines):
     return tests, outside
 
 
+def test_runs(tests):
+    """The runs of each test, in the order the tests first ran: one, or
+    two for a flaky test that failed and ran again."""
+    runs = {}
+    for t in tests:
+        runs.setdefault(t["name"], []).append(t)
+    return runs
+
+
+def run_outcome(t, timeout):
+    """One run's result ("pass", "fail", "skip"), why it failed, and the
+    splats in its kernel messages (which fail it whatever its exit)."""
+    rc = t["rc"]
+    splats = splat_reports(t["dmesg"] + (t["out"] if rc is None else []))
+    if rc is None:
+        return "fail", "did not finish (the guest died or hung)", splats
+    if splats:
+        return "fail", f"kernel splat (exit {rc})", splats
+    if rc in TIMED_OUT:
+        return "fail", f"timed out after {timeout}s", splats
+    if rc == 0:
+        return "pass", "", splats
+    if rc == 77:
+        return "skip", "", splats
+    return "fail", f"exit {rc}", splats
+
+
 # The line lib/guest-init.sh writes to /dev/kmsg before each liburing test.
 KMSG_TEST = re.compile(r"iou: liburing test (\S+)")
 
@@ -505,74 +588,93 @@ def liburing(lines, args, kmsg=None):
             print(f"  the baseline is liburing {base_version}, this run "
                   f"{args.version}: rerun --pristine --liburing")
             return False
+    known_file = os.path.basename(args.known)
     tests, outside = liburing_tests(lines)
     counts = {"pass": 0, "fail": 0, "skip": 0}
     gate = []
     rows = []
-    for t in tests:
-        name, rc = t["name"], t["rc"]
-        splats = splat_reports(t["dmesg"] + (t["out"] if rc is None else []))
-        if rc is None:
-            result, why = "fail", "did not finish (the guest died or hung)"
-        elif splats:
-            result, why = "fail", f"kernel splat (exit {rc})"
-        elif rc in TIMED_OUT:
-            result, why = "fail", f"timed out after {args.timeout}s"
-        elif rc == 0:
-            result, why = "pass", ""
-        elif rc == 77:
-            result, why = "skip", ""
-        else:
-            result, why = "fail", f"exit {rc}"
+    for name, runs in test_runs(tests).items():
+        entry = known.get(name)
+        kind = entry.kind if entry else None
+        outcomes = [run_outcome(t, args.timeout) for t in runs]
+        # A flaky test that failed ran again: its second run is its result.
+        result, why, _ = outcomes[-1]
+        first, first_why, _ = outcomes[0]
         counts[result] += 1
-        rows.append((name, result, rc, t["secs"]))
-        note = ""
-        if result == "fail":
-            kind, reason, want_rc, want_out = known.get(name, (None, None, None, None))
-            listed = kind in ("fail", "flaky") and known_failure_matches(known[name], rc, t["out"])
-            if splats:
-                note = "SPLAT: a kernel bug whatever the test says"
-                gate.append(f"{name}: kernel splat")
-            elif kind == "flaky" and listed:
-                note = f"known flaky: {reason}"
-            elif baseline.get(name) == "pass":
-                note = "REGRESSION: passed on pristine"
-                gate.append(f"{name}: passed on pristine, fails here ({why})")
-            elif kind == "fail" and listed:
-                note = f"known: {reason}"
-            elif kind in ("fail", "flaky"):
-                note = f"NOT the known failure (rc={want_rc} \"{want_out}\")"
-                gate.append(f"{name}: fails ({why}), not as "
-                            f"{args.known.split('/')[-1]} says (rc={want_rc} \"{want_out}\")")
+        rows.append((name, result, runs[-1]["rc"], runs[-1]["secs"]))
+        mismatch = [failure_mismatch(entry, t["rc"], t["out"])
+                    if outcome[0] == "fail" and kind in ("fail", "flaky") else []
+                    for t, outcome in zip(runs, outcomes)]
+        notes = [""] * len(runs)
+        problem = None
+        rerun = kind == "flaky" and first == "fail"
+        if any(splats for _, _, splats in outcomes):
+            notes = ["SPLAT: a kernel bug whatever the test says" if splats
+                     else "" for _, _, splats in outcomes]
+            problem = "kernel splat"
+        elif len(runs) > (2 if rerun else 1):
+            notes[-1] = f"RAN {len(runs)} TIMES"
+            problem = (f"ran {len(runs)} times (only a flaky test that "
+                       "failed runs again, once)")
+        elif rerun and mismatch[0]:
+            notes[0] = (f"NOT the flaky failure that {known_file} pins:"
+                        " + printed, not pinned; - pinned, not printed")
+            problem = (f"fails ({first_why}), not as {known_file} pins it:"
+                       f" {'; '.join(mismatch[0])}")
+        elif rerun and len(runs) == 1:
+            notes[0] = "known flaky failure, NOT RUN AGAIN"
+            problem = "failed (the known flaky failure) and was not run again"
+        elif rerun and result == "fail":
+            notes[0] = "known flaky failure; run again:"
+            notes[1] = "FAILED AGAIN"
+            problem = f"failed twice (the known flaky failure, then {why})"
+        elif rerun:
+            notes[0] = f"known flaky: {entry.reason}; run again:"
+            notes[1] = f"{'passed' if result == 'pass' else 'skipped'} when run again"
+        elif result == "fail":
+            if baseline.get(name) == "pass":
+                notes[0] = "REGRESSION: passed on pristine"
+                problem = f"passed on pristine, fails here ({why})"
+            elif kind == "fail" and not mismatch[0]:
+                notes[0] = f"known: {entry.reason}"
+            elif kind == "fail":
+                notes[0] = (f"NOT the known failure that {known_file} pins:"
+                            " + printed, not pinned; - pinned, not printed")
+                problem = (f"fails ({why}), not as {known_file} pins it:"
+                           f" {'; '.join(mismatch[0])}")
             else:
-                note = "NEW: not in " + args.known.split("/")[-1]
-                gate.append(f"{name}: fails ({why}) and is not a known "
-                            "failure")
-        elif result == "skip" and baseline.get(name) == "pass":
+                notes[0] = f"NEW: not in {known_file}"
+                problem = f"fails ({why}) and is not a known failure"
+        elif kind == "fail":
+            notes[0] = "known failure passed this time"
+        if result == "skip" and baseline.get(name) == "pass" and not problem:
             # liburing's tests turn an -EINVAL from a new opcode path into
             # a skip: what passed on pristine must pass here.
-            note = "REGRESSION: passed on pristine, skipped here"
-            gate.append(f"{name}: passed on pristine, skipped here")
-        elif name in known and known[name][0] == "fail":
-            note = "known failure passed this time"
-        secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
-        detail = f"{why}{secs}".lstrip(", ")
-        print(f"  {result.upper():4} {name} ({detail})"
-              + (f" [{note}]" if note else ""))
-        if result == "fail":
-            for out in t["out"][-15:]:
-                print("       | " + out)
-            for line in splats:
-                print("       ! " + line)
+            notes[-1] = "REGRESSION: passed on pristine, skipped here"
+            problem = "passed on pristine, skipped here"
+        if problem:
+            gate.append(f"{name}: {problem}")
+        for i, (t, (res, res_why, splats)) in enumerate(zip(runs, outcomes)):
+            secs = "" if t["secs"] is None else f", {t['secs']:.1f}s"
+            detail = ("run again, " if i else "") + f"{res_why}{secs}".lstrip(", ")
+            print(f"  {res.upper():4} {name} ({detail.rstrip(', ')})"
+                  + (f" [{notes[i]}]" if notes[i] else ""))
+            if res == "fail":
+                for out in t["out"][-15:]:
+                    print("       | " + out)
+                for line in mismatch[i][:20]:
+                    print("       " + line)
+                for line in splats:
+                    print("       ! " + line)
     ran = {t["name"] for t in tests}
-    excluded = sorted(n for n, entry in known.items() if entry[0] == "exclude")
+    excluded = sorted(n for n, entry in known.items() if entry.kind == "exclude")
     # Every test of the baseline that is still to run must have run.
     for name in sorted(set(baseline) - ran - set(excluded)):
         counts["fail"] += 1
         print(f"  FAIL {name} [MISSING: in the pristine baseline, not run here]")
         gate.append(f"{name}: ran on pristine, no result here")
     for name in excluded:
-        print(f"  EXCL {name} [not run: {known[name][1]}]")
+        print(f"  EXCL {name} [not run: {known[name].reason}]")
     found = splat_reports(outside)
     if found:
         counts["fail"] += 1
@@ -804,6 +906,13 @@ def read_kmsg(path):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "liburing-known":
+        if argv[3] not in KNOWN_KINDS:
+            sys.exit(f"guest_log.py liburing-known: want one of {KNOWN_KINDS}")
+        for name, entry in read_known(argv[2]).items():
+            if entry.kind == argv[3]:
+                print(name)
+        return 0
     if len(argv) >= 3 and argv[1] == "liburing":
         parser = argparse.ArgumentParser(prog="guest_log.py liburing")
         parser.add_argument("log")

@@ -85,6 +85,8 @@ iou_liburing_need_deb_src() {
 # liburing's "make runtests" names them).
 iou_liburing_prepare() {
 	local log_dir=$1 root=$IOU_CACHE_DIR/liburing ver dir src lock
+	# A malformed known-failures file stops the run here, before any build.
+	iou_liburing_known exclude >/dev/null
 	iou_need_packages "${IOU_LIBURING_PACKAGES[@]}"
 	iou_liburing_need_deb_src
 	ver=$(apt-cache showsrc liburing 2>/dev/null | awk '/^Version:/ { print $2 }' |
@@ -160,7 +162,9 @@ iou_liburing_leave_out_hangs() {
 	sed -i 's#^\tstatus |= test_poll_ringfd();$#\t/* test_poll_ringfd(): left out by run_selftests.sh, hangs on 6.12 */#' "$file"
 }
 
-# The known-failures file as "name kind reason" lines, comments dropped.
+# The tests of one kind (fail, flaky, exclude) in the known-failures file,
+# one a line, read by the gate's own parser (lib/guest_log.py), which stops
+# the run on a malformed file before anything is built.
 iou_liburing_known() {
-	grep -vE '^[[:space:]]*(#|$)' "$IOU_LIBURING_KNOWN" 2>/dev/null || true
+	python3 "$IOU_REPO/lib/guest_log.py" liburing-known "$IOU_LIBURING_KNOWN" "$1"
 }
