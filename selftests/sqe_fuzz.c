@@ -81,7 +81,8 @@
 #define FZ_SPLICE_F_FD_IN_FIXED	(1U << 31)
 #define FZ_IOSQE_BAD		(1U << 7)
 
-#define MAX_POOL		48
+#define MAX_POOL		48	/* < 63: a bit each in a __u64 */
+#define CAND_NONE		(1ULL << 63)
 #define MAX_PIPES		8
 #define MAX_SLOTS		256
 #define MAX_REQS		512
@@ -194,7 +195,22 @@ struct req {
 	int exact;
 	const char *why;
 	int out_pool, in_pool;	/* non-fixed pool entries, or -1 */
-	bool nonblock;		/* SPLICE_F_NONBLOCK or an O_NONBLOCK end */
+	int out_slot, in_slot;	/* registered slots, or -1 */
+	/*
+	 * The pool entries each end of a splice or tee may be when the
+	 * request looks its files up (CAND_NONE: no file there, -EBADF): the
+	 * entry of its fd, plus CAND_NONE once that fd is closed; for a
+	 * registered slot, every entry the slot held while the request was
+	 * in flight (it looks the slot up when first issued, which a drain
+	 * or a link may delay; a table registered anew counts too).
+	 */
+	__u64 out_cand, in_cand;
+	/*
+	 * SPLICE_F_NONBLOCK, or an end that may have been an O_NONBLOCK pipe
+	 * or socket when the request ran: O_NONBLOCK at submission, toggled
+	 * while it was in flight, or a slot that took such a file meanwhile.
+	 */
+	bool nonblock;
 	char out_desc[40], in_desc[40];
 	enum arg_kind arg_kind;
 	int arg_off;
@@ -210,13 +226,6 @@ struct fz {
 	unsigned int setup_flags;
 	bool sqpoll, iopoll, restricted, skip_round, drain_disabled;
 	bool cancel_issued;
-	bool nonblock_toggled;	/* O_NONBLOCK flipped on a pool file */
-	/*
-	 * Registered slots replaced this round: a request looks its fixed
-	 * files up when it is first issued (a drained one much later), so
-	 * it may get another file than the one the slot held at submission.
-	 */
-	bool slots_updated;
 	__u32 allowed_ops;
 	__u8 flags_allowed, flags_required;
 	int personality;
@@ -493,15 +502,36 @@ static int pool_add(int fd, enum kind k, int pipe)
 	return F.npool++;
 }
 
+static __u64 cand_bit(int i)
+{
+	return i >= 0 ? 1ULL << i : CAND_NONE;
+}
+
+/* A splice or tee without its CQE yet: it may still look its files up. */
+static bool open_splice(const struct req *rq)
+{
+	return rq->op != OP_IOCTL && !rq->done;
+}
+
 static void pool_close(int i)
 {
 	struct pent *e = &F.pool[i];
+	struct req *rq;
 
 	if (e->fd < 0 || !e->owned)
 		return;
 	close(e->fd);
 	e->fd = -1;
 	e->closed_batch = F.batch;
+	/* an fd looked up from now on is not there (a slot keeps its file) */
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot < 0 && (rq->in_cand & cand_bit(i)))
+			rq->in_cand |= CAND_NONE;
+		if (rq->out_slot < 0 && (rq->out_cand & cand_bit(i)))
+			rq->out_cand |= CAND_NONE;
+	}
 }
 
 static int reopen(int fd, int flags)
@@ -512,21 +542,69 @@ static int reopen(int fd, int flags)
 	return open(path, flags);
 }
 
-/* Pool entry @i is O_NONBLOCK now; an unknown entry (-1) may be. */
-static bool pool_nonblock(int i)
+/*
+ * Pool entry @i (-1: none) is a pipe or socket end that is O_NONBLOCK now.
+ * O_NONBLOCK of other files changes nothing in a splice: do_splice() and
+ * do_tee() look at it on pipe ends, the socket layer on sockets.
+ */
+static bool end_nonblock(int i)
 {
-	return i < 0 || i >= F.npool || F.pool[i].nonblock;
+	return i >= 0 && F.pool[i].nonblock &&
+	       (KM(F.pool[i].kind) & (KM_PIPE | KM_SOCK | KM(K_NETLINK)));
+}
+
+/* Registered slot @slot holds pool entry @ent now (-1: nothing). */
+static void slot_changed(int slot, int ent)
+{
+	struct req *rq;
+
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot == slot) {
+			rq->in_cand |= cand_bit(ent);
+			rq->nonblock |= end_nonblock(ent);
+		}
+		if (rq->out_slot == slot) {
+			rq->out_cand |= cand_bit(ent);
+			rq->nonblock |= end_nonblock(ent);
+		}
+	}
+}
+
+/* Every slot may hold something else: a table registered, cleared or gone. */
+static void table_changed(void)
+{
+	struct req *rq;
+
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot >= 0)
+			slot_changed(rq->in_slot, rq->in_slot < F.table_nr ?
+				     F.table[rq->in_slot] : -1);
+		if (rq->out_slot >= 0)
+			slot_changed(rq->out_slot, rq->out_slot < F.table_nr ?
+				     F.table[rq->out_slot] : -1);
+	}
 }
 
 static void set_nonblock(int i, bool on)
 {
 	struct pent *e = &F.pool[i];
 	int fl = fcntl(e->fd, F_GETFL);
+	struct req *rq;
 
 	if (fl < 0)
 		return;
 	fcntl(e->fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 	e->nonblock = on;
+	/* requests in flight on it may have run with it non-blocking */
+	if (!(KM(e->kind) & (KM_PIPE | KM_SOCK | KM(K_NETLINK))))
+		return;
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++)
+		if (open_splice(rq) && ((rq->in_cand | rq->out_cand) & cand_bit(i)))
+			rq->nonblock = true;
 }
 
 static void add_pipe(void)
@@ -754,6 +832,7 @@ static void register_table(void)
 	ret = iou_register_files(&F.ring, fds, nr);
 	reg_stat(REG_FILES, ret);
 	F.table_nr = ret ? 0 : nr;
+	table_changed();
 	if (verbose)
 		ksft_print_msg("register %d files: %d\n", nr, ret);
 }
@@ -784,11 +863,12 @@ static void update_table(void)
 	}
 	ret = iou_update_files(&F.ring, off, fds, n);
 	reg_stat(REG_UPDATE, ret);
-	if (ret > 0)
-		F.slots_updated = true;
-	for (i = 0; i < ret && off + i < F.table_nr; i++)
-		if (fds[i] != IORING_REGISTER_FILES_SKIP)
+	for (i = 0; i < ret && off + i < F.table_nr; i++) {
+		if (fds[i] != IORING_REGISTER_FILES_SKIP) {
 			F.table[off + i] = ent[i];
+			slot_changed(off + i, ent[i]);
+		}
+	}
 	if (verbose)
 		ksft_print_msg("update %d slots at %d: %d\n", n, off, ret);
 }
@@ -804,6 +884,7 @@ static void clear_table(void)
 	reg_stat(REG_UPDATE, iou_update_files(&F.ring, 0, fds, F.table_nr));
 	for (i = 0; i < F.table_nr; i++)
 		F.table[i] = -1;
+	table_changed();
 }
 
 static void unregister_table(void)
@@ -811,8 +892,10 @@ static void unregister_table(void)
 	int ret = iou_unregister_files(&F.ring);
 
 	reg_stat(REG_UNREGISTER, ret);
-	if (!ret)
+	if (!ret) {
 		F.table_nr = 0;
+		table_changed();
+	}
 	if (verbose)
 		ksft_print_msg("unregister: %d\n", ret);
 }
@@ -1125,8 +1208,13 @@ static void gen_splice_tee(struct req *rq, struct io_uring_sqe *sqe)
 
 	rq->in_pool = in_fixed ? -1 : in.pool;
 	rq->out_pool = out_fixed ? -1 : out.pool;
+	rq->in_slot = in_fixed && !in.invalid ? in.val : -1;
+	rq->out_slot = out_fixed && !out.invalid ? out.val : -1;
+	rq->in_cand = in.invalid ? CAND_NONE : cand_bit(in.pool);
+	rq->out_cand = out.invalid ? CAND_NONE : cand_bit(out.pool);
 	rq->nonblock = (sflags & FZ_SPLICE_F_NONBLOCK) ||
-		       pool_nonblock(in.pool) || pool_nonblock(out.pool);
+		       (!in.invalid && end_nonblock(in.pool)) ||
+		       (!out.invalid && end_nonblock(out.pool));
 	describe(&in, in_fixed, rq->in_desc, sizeof(rq->in_desc));
 	describe(&out, out_fixed, rq->out_desc, sizeof(rq->out_desc));
 	if (in.invalid || out.invalid) {
@@ -1217,6 +1305,8 @@ static void gen_one(struct io_uring_sqe *sqe)
 	rq->batch = F.batch;
 	rq->in_pool = -1;
 	rq->out_pool = -1;
+	rq->in_slot = -1;
+	rq->out_slot = -1;
 	rq->exact_kind = EX_NONE;
 
 	if (rq->op == OP_IOCTL)
@@ -1385,10 +1475,7 @@ static const char *check_splice(struct req *rq, int res)
 	switch (-res) {
 	case EAGAIN:
 		/* as from io-wq's blocking splice: only if asked not to wait */
-		if (rq->nonblock || F.nonblock_toggled)
-			return NULL;
-		/* a fixed end's slot may hold an O_NONBLOCK file by now */
-		if ((rq->in_pool < 0 || rq->out_pool < 0) && F.slots_updated)
+		if (rq->nonblock)
 			return NULL;
 		return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
 	case EBADF: case EINVAL: case ESPIPE: case EPIPE:
@@ -1833,7 +1920,6 @@ static void chaos(void)
 		if (F.pool[i].fd >= 0 && F.pool[i].owned &&
 		    F.pool[i].kind != K_NETLINK)
 			set_nonblock(i, !F.pool[i].nonblock);
-		F.nonblock_toggled = true;
 	} else if (r < 90) {
 		usleep(rnd(3000));
 	}
@@ -2019,8 +2105,6 @@ static void start_round(void)
 	F.table_nr = 0;
 	F.personality = 0;
 	F.cancel_issued = false;
-	F.nonblock_toggled = false;
-	F.slots_updated = false;
 	F.drain_disabled = false;
 	F.drain_seen = false;
 	F.chain_skip = false;
