@@ -18,11 +18,22 @@
  * Checked:
  *  - every sqe gets exactly one CQE: none lost, none twice, no unknown
  *    user_data (IOSQE_CQE_SKIP_SUCCESS may drop it, only on success);
- *  - res is a byte count in [0, len] (ioctl: 0 or small) or an errno that
- *    the opcode may return; where the sqe alone decides the result (bad
- *    flags, offsets on tee, reserved fields, closed fds, restrictions, an
- *    ioctl command or file kind that is not allowed) it is that errno;
- *  - ioctl writes its argument only on success, and only an int;
+ *  - where the sqe alone decides the result (bad flags, offsets on tee,
+ *    reserved fields, closed fds, restrictions, an ioctl command or file
+ *    kind that is not allowed) it is that errno;
+ *  - a splice or tee gives what the kernel can give for the files each of
+ *    its ends may be (its fd's file, or any file its registered slot held
+ *    while it was in flight; kprops[] says where each errno comes from):
+ *    the one result where the kinds of file and the sqe decide (-EBADF,
+ *    -ESPIPE, -EINVAL; 0 for a len of 0), else a byte count in [0, len]
+ *    only where bytes can move, and only that pair's errnos: -EAGAIN only
+ *    if the request was non-blocking (SPLICE_F_NONBLOCK, or an end that
+ *    may have been an O_NONBLOCK pipe or socket while it was in flight),
+ *    -EPIPE into a pipe only once a read end of it was closed, -ECANCELED
+ *    only after a cancel or in a link chain, -EINTR only in a round with
+ *    a cancel;
+ *  - ioctl: res 0 or small, or an errno the command may give on that
+ *    file; it writes its argument only on success, and only an int;
  *  - a cancelled request never completes with -ERESTARTSYS (6.18 does);
  *  - an IOSQE_IO_DRAIN request completes after every earlier one, and
  *    does not stall (6.12 miscounts sqes refused at submission after a
@@ -179,6 +190,7 @@ struct pent {
 
 struct pipe_obj {
 	int r, w, rw;		/* pool entries, -1 if none */
+	bool reader_closed;	/* a read end's fd closed: it may have no reader */
 };
 
 enum exact_kind { EX_NONE, EX_INIT, EX_ISSUE };
@@ -211,6 +223,8 @@ struct req {
 	 * while it was in flight, or a slot that took such a file meanwhile.
 	 */
 	bool nonblock;
+	bool linked;		/* in a link chain: an earlier failure cancels it */
+	unsigned int cancel_gen;	/* F.cancel_gen when it was made */
 	char out_desc[40], in_desc[40];
 	enum arg_kind arg_kind;
 	int arg_off;
@@ -226,6 +240,7 @@ struct fz {
 	unsigned int setup_flags;
 	bool sqpoll, iopoll, restricted, skip_round, drain_disabled;
 	bool cancel_issued;
+	unsigned int cancel_gen;	/* cancels issued this round */
 	__u32 allowed_ops;
 	__u8 flags_allowed, flags_required;
 	int personality;
@@ -523,6 +538,8 @@ static void pool_close(int i)
 	close(e->fd);
 	e->fd = -1;
 	e->closed_batch = F.batch;
+	if (e->kind == K_PIPE_R || e->kind == K_FIFO_R || e->kind == K_FIFO_RW)
+		F.pipes[e->pipe].reader_closed = true;
 	/* an fd looked up from now on is not there (a slot keeps its file) */
 	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
 		if (!open_splice(rq))
@@ -624,6 +641,7 @@ static void add_pipe(void)
 	po->r = pool_add(p[0], K_PIPE_R, F.npipes);
 	po->w = pool_add(p[1], K_PIPE_W, F.npipes);
 	po->rw = -1;
+	po->reader_closed = false;
 	F.npipes++;
 }
 
@@ -644,6 +662,7 @@ static void add_fifo(void)
 	po->r = pool_add(r, K_FIFO_R, F.npipes);
 	po->w = pool_add(w, K_FIFO_W, F.npipes);
 	po->rw = pool_add(rw, K_FIFO_RW, F.npipes);
+	po->reader_closed = false;
 	if (po->w >= 0)
 		set_nonblock(po->w, false);
 	if (po->r >= 0 && one_in(2))
@@ -869,6 +888,17 @@ static void update_table(void)
 			slot_changed(off + i, ent[i]);
 		}
 	}
+	/*
+	 * __io_sqe_files_update() empties a slot before it looks the new fd
+	 * up: the slot where a bad fd stopped it (-EBADF: the first) is
+	 * left empty.
+	 */
+	i = ret == -EBADF ? 0 : ret;
+	if (i >= 0 && i < n && off + i < F.table_nr &&
+	    fds[i] != IORING_REGISTER_FILES_SKIP && fds[i] != -1) {
+		F.table[off + i] = -1;
+		slot_changed(off + i, -1);
+	}
 	if (verbose)
 		ksft_print_msg("update %d slots at %d: %d\n", n, off, ret);
 }
@@ -913,6 +943,7 @@ static int sync_cancel(__u64 ud, unsigned int flags, long timeout_ns)
 	ret = iou_sys_register(F.ring.fd, IORING_REGISTER_SYNC_CANCEL, &sc, 1);
 	reg_stat(REG_CANCEL, ret);
 	F.cancel_issued = true;
+	__atomic_add_fetch(&F.cancel_gen, 1, __ATOMIC_SEQ_CST);
 	return ret;
 }
 
@@ -1334,6 +1365,8 @@ static void gen_one(struct io_uring_sqe *sqe)
 	rq->optional = F.chain_skip || (rq->skip_flag && !e);
 	rq->head = F.chain_head >= 0 ? F.chain_head : idx;
 	link = sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK);
+	rq->linked = link || rq->head != idx;
+	rq->cancel_gen = __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST);
 	if (link) {
 		if (rq->skip_flag)
 			F.chain_skip = true;
@@ -1467,28 +1500,341 @@ static const char *check_ioctl(struct req *rq, int res)
 	return "unexpected result";
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * What a splice or tee may return, from the kernel code (6.12's
+ * fs/splice.c, io_uring/splice.c and the files' and protocols' methods;
+ * the series changes when a splice waits, never what it returns).
+ *
+ * io_uring first: the output is looked up before the issue, the input by
+ * io_splice()/io_tee(): -EBADF for an fd not open or a slot empty or out
+ * of range. A len of 0 then completes with 0 before do_splice()/do_tee()
+ * look at the files (io_splice(): "if (sp->len)").
+ *
+ * do_splice() and do_tee() then check, in this order, what the sqe and
+ * the kinds of file alone decide (one errno, whatever happens meanwhile):
+ *  -EBADF  input not FMODE_READ or output not FMODE_WRITE
+ *  tee: -EINVAL unless both are pipes, and not the same one
+ *  pipe -> pipe: -ESPIPE for an offset on either, -EINVAL for the same
+ *          pipe at both ends
+ *  pipe -> other: -ESPIPE for an input offset; -EINVAL for an output
+ *          offset on a file without FMODE_PWRITE (sockets, eventfd,
+ *          rings), for O_APPEND, for an offset rw_verify_area() refuses
+ *          (negative, or offset + len past LLONG_MAX) and for a file
+ *          without ->splice_write (do_splice_from())
+ *  other -> pipe: -ESPIPE for an output offset; -EINVAL for an input
+ *          offset without FMODE_PREAD or refused by rw_verify_area()
+ *  other -> other: -EINVAL
+ * and then what may happen while it runs:
+ *  from a pipe: 0 once it is empty without writers; -EAGAIN if the splice
+ *          is non-blocking (rq->nonblock) and it is empty
+ *  into a pipe: -EPIPE without readers (possible only once a read end's fd
+ *          was closed: pipe_obj.reader_closed), -EAGAIN when full if
+ *          non-blocking; into a pipe from a file without ->splice_read,
+ *          -EINVAL, but only after that wait for room (splice_file_to_pipe())
+ *  the other end's own results: struct kprop's rd (read into a pipe) and
+ *          wr (written from a pipe), and whether bytes can come at all
+ *  any of them: -EAGAIN from a non-blocking socket end (in rq->nonblock)
+ * Whatever the request: -ECANCELED once cancelled (a cancel issued after
+ * it was made) or as a member of a link chain; -EINTR once a cancel was
+ * issued this round (a signalled io-wq worker's -ERESTARTSYS, which
+ * io_uring turns into -EINTR).
+ */
+enum {
+	EB_BADF, EB_INVAL, EB_SPIPE, EB_PIPE, EB_AGAIN, EB_NOTCONN,
+	EB_CONNRESET, EB_CONNREFUSED, EB_MSGSIZE, EB_DESTADDRREQ, EB_NR
+};
+
+static const int eb_errno[EB_NR] = {
+	EBADF, EINVAL, ESPIPE, EPIPE, EAGAIN, ENOTCONN,
+	ECONNRESET, ECONNREFUSED, EMSGSIZE, EDESTADDRREQ,
+};
+
+#define EB(e)		(1U << EB_##e)
+/* what byte counts can come: some bytes, 0 */
+#define RES_BYTES	1U
+#define RES_ZERO	2U
+
+struct kprop {
+	bool pipe;
+	bool r, w;		/* FMODE_READ, FMODE_WRITE */
+	bool pos;		/* FMODE_PREAD and FMODE_PWRITE */
+	bool append;		/* O_APPEND */
+	bool sread, swrite;	/* has ->splice_read, ->splice_write */
+	unsigned int rd, wr;	/* EB_*: reading it into a pipe, writing it */
+	unsigned int rd_res, wr_res;	/* RES_* */
+};
+
+static const struct kprop kprops[K_NR] = {
+	/* pipes and FIFOs: do_splice()/do_tee() handle both ends themselves */
+	[K_PIPE_R]	= { .pipe = true, .r = true },
+	[K_PIPE_W]	= { .pipe = true, .w = true },
+	[K_FIFO_R]	= { .pipe = true, .r = true },
+	[K_FIFO_W]	= { .pipe = true, .w = true },
+	[K_FIFO_RW]	= { .pipe = true, .r = true, .w = true },
+	/*
+	 * AF_UNIX stream pair. unix_stream_splice_read(): the sk_err that
+	 * unix_release_sock() leaves when the peer closes with bytes unread
+	 * (-ECONNRESET); 0 after the peer's close or a shutdown.
+	 * unix_stream_sendmsg(): -EPIPE after a shutdown or the peer's close
+	 * (pipe_err), or that sk_err (sock_alloc_send_pskb()).
+	 */
+	[K_UNIX_STREAM]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(CONNRESET), .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
+	/*
+	 * AF_UNIX dgram pair. No ->splice_read: copy_splice_read() and
+	 * unix_dgram_recvmsg(): data, or 0 after a shutdown; no sk_err is
+	 * ever set on it here. unix_dgram_sendmsg(): -EMSGSIZE above
+	 * sk_sndbuf - 32 (prefill_sock() makes it small), -ECONNREFUSED once
+	 * the peer is closed, -ENOTCONN after that, -ECONNRESET when the peer
+	 * closes during the send (restart without a peer), -EPIPE after a
+	 * shutdown of either side.
+	 */
+	[K_UNIX_DGRAM]	= { .r = true, .w = true, .swrite = true, .sread = true,
+			    .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) | EB(NOTCONN) |
+				  EB(CONNRESET) | EB(PIPE),
+			    .wr_res = RES_BYTES },
+	/*
+	 * Connected TCP. tcp_splice_read(): the socket's error (-ECONNRESET;
+	 * -EPIPE for a reset in CLOSE_WAIT, tcp_reset()), -ENOTCONN in
+	 * TCP_CLOSE without a shutdown, 0 after a FIN or a shutdown.
+	 * tcp_sendmsg_locked(): -EPIPE after a shutdown or when no longer
+	 * connected (sk_stream_wait_connect()), or the socket's error.
+	 */
+	[K_TCP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(CONNRESET) | EB(PIPE) | EB(NOTCONN),
+			    .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
+	/*
+	 * Listening TCP: tcp_read_sock() refuses it (-ENOTCONN); a
+	 * shutdown(SHUT_RD) disconnects it (inet_shutdown()) to TCP_CLOSE:
+	 * -ENOTCONN, or 0 once shut down again. Sending:
+	 * sk_stream_wait_connect() gives -EPIPE. No byte ever moves.
+	 */
+	[K_TCP_LISTEN]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(NOTCONN), .rd_res = RES_ZERO,
+			    .wr = EB(PIPE) },
+	/*
+	 * UDP, never connected, bound or sent to: copy_splice_read() and
+	 * udp_recvmsg() find nothing (0 after a shutdown); udp_sendmsg():
+	 * -EMSGSIZE above 0xffff bytes, else -EDESTADDRREQ; udpv6_sendmsg()
+	 * -EDESTADDRREQ first.
+	 */
+	[K_UDP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd_res = RES_ZERO,
+			    .wr = EB(MSGSIZE) | EB(DESTADDRREQ) },
+	[K_UDP6]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd_res = RES_ZERO, .wr = EB(DESTADDRREQ) },
+	/*
+	 * NETLINK_USERSOCK, O_NONBLOCK: nothing ever arrives, so
+	 * netlink_recvmsg() gives -EAGAIN only; netlink_sendmsg(): -EMSGSIZE
+	 * above sk_sndbuf - 32, else -ECONNREFUSED (no kernel socket at port
+	 * 0: netlink_getsockbyportid()). shutdown(2) does nothing to it.
+	 */
+	[K_NETLINK]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) },
+	/*
+	 * tmpfs (memfd_create(), or reopened through /proc): shmem's
+	 * ->splice_read gives 0 at or past the end; iter_file_splice_write()
+	 * writes anywhere below LLONG_MAX (s_maxbytes), sparse.
+	 */
+	[K_FILE]	= { .r = true, .w = true, .pos = true, .sread = true,
+			    .swrite = true, .rd_res = RES_BYTES | RES_ZERO,
+			    .wr_res = RES_BYTES },
+	[K_FILE_APPEND]	= { .r = true, .w = true, .pos = true, .append = true,
+			    .sread = true, .swrite = true,
+			    .rd_res = RES_BYTES | RES_ZERO },
+	[K_FILE_RO]	= { .r = true, .pos = true, .sread = true, .swrite = true,
+			    .rd_res = RES_BYTES | RES_ZERO },
+	/* O_PATH: fget() refuses it, -EBADF at the lookup */
+	[K_OPATH]	= { 0 },
+	/* "/" (rootfs): simple directory operations, no ->splice_read */
+	[K_DIR]		= { .r = true, .pos = true },
+	/* null_fops: ->splice_write (splice_write_null()) but no ->splice_read */
+	[K_DEVNULL]	= { .r = true, .w = true, .pos = true, .swrite = true,
+			    .wr_res = RES_BYTES },
+	/* anonymous inodes without splice methods or FMODE_PREAD/PWRITE */
+	[K_EVENTFD]	= { .r = true, .w = true },
+	[K_URING]	= { .r = true, .w = true },
+	[K_URING_OTHER]	= { .r = true, .w = true },
+};
+
+struct expect {
+	unsigned int errs;	/* EB_* */
+	unsigned int res;	/* RES_* */
+};
+
+/* rw_verify_area() on an explicit offset (6.12, no FOP_UNSIGNED_OFFSET) */
+static bool bad_pos(__u64 off, __u32 len)
+{
+	return (long long)off < 0 || (long long)(off + len) < 0;
+}
+
+/* Into the pipe of pool entry @oe: no reader, full. */
+static void into_pipe(const struct req *rq, int oe, struct expect *x)
+{
+	if (F.pipes[F.pool[oe].pipe].reader_closed)
+		x->errs |= EB(PIPE);
+	if (rq->nonblock)
+		x->errs |= EB(AGAIN);
+}
+
+/* Out of a pipe: empty without writers, empty. */
+static void from_pipe(const struct req *rq, struct expect *x)
+{
+	x->res |= RES_ZERO;
+	if (rq->nonblock)
+		x->errs |= EB(AGAIN);
+}
+
+/*
+ * Add what the request may give if its input is pool entry @ie and its
+ * output @oe (-1: no file there) to @x, in the kernel's order.
+ */
+static void pair_expect(const struct req *rq, int ie, int oe, struct expect *x)
+{
+	const struct io_uring_sqe *s = &rq->sqe;
+	const struct kprop *ip, *op;
+	bool off_in = s->splice_off_in != NO_OFF, off_out = s->off != NO_OFF;
+
+	if (ie < 0 || oe < 0) {
+		x->errs |= EB(BADF);
+		return;
+	}
+	if (!s->len) {
+		x->res |= RES_ZERO;
+		return;
+	}
+	ip = &kprops[F.pool[ie].kind];
+	op = &kprops[F.pool[oe].kind];
+	if (!ip->r || !op->w) {
+		x->errs |= EB(BADF);
+		return;
+	}
+	if (ip->pipe && op->pipe) {
+		if (rq->op == OP_SPLICE && (off_in || off_out)) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if (F.pool[ie].pipe == F.pool[oe].pipe) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		from_pipe(rq, x);
+		into_pipe(rq, oe, x);
+		x->res |= RES_BYTES;
+		return;
+	}
+	if (rq->op == OP_TEE) {
+		x->errs |= EB(INVAL);
+		return;
+	}
+	if (ip->pipe) {
+		if (off_in) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if ((off_out && (!op->pos || bad_pos(s->off, s->len))) ||
+		    op->append || !op->swrite) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		from_pipe(rq, x);
+		x->errs |= op->wr;
+		x->res |= op->wr_res;
+		return;
+	}
+	if (op->pipe) {
+		if (off_out) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if (off_in && (!ip->pos || bad_pos(s->splice_off_in, s->len))) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		into_pipe(rq, oe, x);
+		if (!ip->sread) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		x->errs |= ip->rd;
+		x->res |= ip->rd_res;
+		if (rq->nonblock)
+			x->errs |= EB(AGAIN);
+		return;
+	}
+	x->errs |= EB(INVAL);
+}
+
+/* Everything the request may give, over every file each end may be. */
+static void splice_expect(const struct req *rq, struct expect *x)
+{
+	int i, o;
+
+	memset(x, 0, sizeof(*x));
+	for (i = 0; i < 64; i++) {
+		if (!(rq->in_cand & (1ULL << i)))
+			continue;
+		for (o = 0; o < 64; o++)
+			if (rq->out_cand & (1ULL << o))
+				pair_expect(rq, i == 63 ? -1 : i,
+					    o == 63 ? -1 : o, x);
+	}
+}
+
+static void print_errs(char *buf, size_t len, unsigned int errs,
+		       unsigned int res)
+{
+	int i, n = 0;
+
+	buf[0] = 0;
+	if (res & RES_BYTES)
+		n += snprintf(buf + n, len - n, " count");
+	else if (res & RES_ZERO)
+		n += snprintf(buf + n, len - n, " 0");
+	for (i = 0; i < EB_NR && n < (int)len; i++)
+		if (errs & (1U << i))
+			n += snprintf(buf + n, len - n, " -%s",
+				      errname(eb_errno[i]));
+	if (!buf[0])
+		snprintf(buf, len, " nothing");
+}
+
 static const char *check_splice(struct req *rq, int res)
 {
-	if (res >= 0)
-		return res <= (long long)rq->sqe.len ? NULL :
-			"byte count beyond len";
-	switch (-res) {
-	case EAGAIN:
-		/* as from io-wq's blocking splice: only if asked not to wait */
-		if (rq->nonblock)
+	static char why[300];
+	struct expect x;
+	char set[160];
+	int i;
+
+	if (res == -ECANCELED) {
+		if (rq->linked || rq->cancel_gen !=
+		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
 			return NULL;
-		return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
-	case EBADF: case EINVAL: case ESPIPE: case EPIPE:
-	case ECANCELED: case EOPNOTSUPP: case ENOTCONN: case ECONNRESET:
-	case EFBIG: case EOVERFLOW: case EDESTADDRREQ: case EMSGSIZE:
-	case ENOBUFS: case ECONNREFUSED: case ENOMEM: case ENOSPC:
-		return NULL;
-	case EINTR:
-		return F.cancel_issued ? NULL : "EINTR without a cancel";
-	case EACCES:
-		return F.restricted ? NULL : "EACCES on an unrestricted ring";
+		return "-ECANCELED without a cancel or a link";
 	}
-	return "unexpected errno";
+	if (res == -EINTR)
+		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	splice_expect(rq, &x);
+	if (res >= 0) {
+		if (res > (long long)rq->sqe.len)
+			return "byte count beyond len";
+		if (x.res & (res > 0 ? RES_BYTES : RES_ZERO))
+			return NULL;
+	} else {
+		for (i = 0; i < EB_NR; i++)
+			if (-res == eb_errno[i] && (x.errs & (1U << i)))
+				return NULL;
+		if (res == -EAGAIN && !rq->nonblock)
+			return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
+	}
+	print_errs(set, sizeof(set), x.errs, x.res);
+	snprintf(why, sizeof(why), "not what %s -> %s can give (expected:%s)",
+		 rq->in_desc, rq->out_desc, set);
+	return why;
 }
 
 static void stat_res(enum op op, int res)
@@ -1736,6 +2082,7 @@ static void cancel_sqe(__u64 ud, unsigned int flags)
 	sqe->user_data = CANCEL_UD | F.round;
 	F.cancels++;
 	F.cancel_issued = true;
+	__atomic_add_fetch(&F.cancel_gen, 1, __ATOMIC_SEQ_CST);
 	submit_all();
 }
 
@@ -1966,6 +2313,8 @@ static void *watchdog(void *arg)
 				/* before: the main thread may reap at once */
 				__atomic_store_n(&F.cancel_issued, true,
 						 __ATOMIC_SEQ_CST);
+				__atomic_add_fetch(&F.cancel_gen, 1,
+						   __ATOMIC_SEQ_CST);
 				iou_sys_register(wd_ring,
 						 IORING_REGISTER_SYNC_CANCEL,
 						 &sc, 1);
@@ -2105,6 +2454,7 @@ static void start_round(void)
 	F.table_nr = 0;
 	F.personality = 0;
 	F.cancel_issued = false;
+	F.cancel_gen = 0;
 	F.drain_disabled = false;
 	F.drain_seen = false;
 	F.chain_skip = false;
