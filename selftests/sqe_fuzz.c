@@ -7,10 +7,12 @@
  * of every kind (pipe ends, FIFO ends, AF_UNIX stream/dgram and TCP/UDP
  * sockets, a tmpfs file opened several ways, a directory, an O_PATH fd,
  * /dev/null, an eventfd, io_uring fds) plus descriptor numbers that are not
- * open, maybe a registered file table, a personality and restrictions.  It
- * then submits batches of random sqes and, between batches, swaps or clears
- * registered slots, closes files, moves data, resizes pipes, shuts sockets
- * down and cancels requests, while earlier requests sit blocked in io-wq.
+ * open, maybe a registered file table, a personality and restrictions, and
+ * a few pairs of files of their own for splices compared with splice(2)
+ * ("mirrors", see below).  It then submits batches of random sqes and,
+ * between batches, swaps or clears registered slots, closes files, moves
+ * data, resizes pipes, shuts sockets down and cancels requests, while
+ * earlier requests sit blocked in io-wq.
  * At the end of the round every request is made to finish (data fed and
  * drained, slots cleared, files closed, sockets shut down, and as a last
  * resort IORING_REGISTER_SYNC_CANCEL) and reaped with a timeout.
@@ -32,6 +34,15 @@
  *    -EPIPE into a pipe only once a read end of it was closed, -ECANCELED
  *    only after a cancel or in a link chain, -EINTR only in a round with
  *    a cancel;
+ *  - a splice or tee between files of its own (pipe, tmpfs file, AF_UNIX
+ *    stream, /dev/null; made twice the same way at the start of the round)
+ *    gives the result splice(2) or tee(2) gives on the twin pair, and
+ *    leaves the same bytes in the output and in the input and the same
+ *    file positions.  Not compared: splices on the pool's files (what they
+ *    hold depends on the order the requests ran in), TCP (loopback
+ *    delivery may lag behind the send), requests completed in a round
+ *    with a cancel (a signalled io-wq worker stops short), successes
+ *    without a CQE (IOSQE_CQE_SKIP_SUCCESS);
  *  - ioctl: res 0 or small, or an errno the command may give on that
  *    file; it writes its argument only on success, and only an int;
  *  - a cancelled request never completes with -ERESTARTSYS (6.18 does);
@@ -162,13 +173,14 @@ static const char * const reg_name[REG_NR] = {
 
 enum fail_cat {
 	F_CQE, F_RES, F_RESTART, F_DRAIN, F_DRAIN_612, F_FD, F_REF, F_SETUP,
-	F_BLOCKED, F_NR
+	F_BLOCKED, F_MIRROR, F_NR
 };
 
 /* Shared with the parent, which reports even if the child dies. */
 struct shared {
 	unsigned long long iters, rounds, cqes, skipped, blocked_rounds;
 	unsigned long long cancels_needed, watchdog_rounds, drain_stalls;
+	unsigned long long mirror_cmp, mirror_bytes, mirror_skipped;
 	unsigned long long ok[OP_NR], ok_pos[OP_NR], err[OP_NR][ERR_SLOTS];
 	unsigned long long reg_ok[REG_NR], reg_err[REG_NR][ERR_SLOTS];
 	unsigned long long fails[F_NR];
@@ -224,6 +236,7 @@ struct req {
 	 */
 	bool nonblock;
 	bool linked;		/* in a link chain: an earlier failure cancels it */
+	int mirror;		/* its files are mirrors[mirror]'s pair a, or -1 */
 	unsigned int cancel_gen;	/* F.cancel_gen when it was made */
 	char out_desc[40], in_desc[40];
 	enum arg_kind arg_kind;
@@ -1320,6 +1333,447 @@ static void gen_ioctl(struct req *rq, struct io_uring_sqe *sqe, int idx)
 	}
 }
 
+static void dump_req(struct req *rq);
+
+/* ------------------------------------------------------------------ */
+/*
+ * Side by side with splice(2) and tee(2). A few splices and tees a round
+ * ("mirrors") name files of their own instead of the pool's, each made
+ * twice at the start of the round, the same way: pair a for the ring,
+ * pair b for the system call. Their content is the fuzzer's (a pattern
+ * per mirror), and they are set up so that nothing waits: the input holds
+ * data or is at its end, the output has room. Nothing but its request
+ * touches pair a. When the request completes, and no cancel was issued in
+ * the round (a signalled io-wq worker stops a splice short), the same
+ * splice(2) or tee(2) runs on pair b: the result, the bytes that reached
+ * the output, what is left in the input and the file positions must be
+ * the same. Kinds: pipe -> pipe, tee, tmpfs file -> pipe, pipe -> tmpfs
+ * file, AF_UNIX stream -> pipe, pipe -> AF_UNIX stream, pipe -> /dev/null.
+ * Not TCP: loopback delivery may lag behind the send, and the two pairs
+ * would not hold the same bytes. AF_UNIX sends stay below one linear skb,
+ * and the pipe after an AF_UNIX input has room for all of it: where the
+ * skb's bytes land in pipe buffers depends on the task's page fragment
+ * (linear_to_page()), which differs between an io-wq worker and us.
+ */
+#define MAX_MIRRORS	6
+#define MIRROR_CHUNK	6000
+#define MIRROR_UNIX	3000	/* < SKB_MAX_HEAD(0): one linear skb */
+#define MBUF		(256 << 10)
+
+enum mkind {
+	MK_PIPE_PIPE, MK_TEE, MK_FILE_PIPE, MK_PIPE_FILE, MK_UNIX_PIPE,
+	MK_PIPE_UNIX, MK_PIPE_NULL, MK_NR
+};
+
+static const char * const mk_in[MK_NR] = {
+	"pipe", "pipe", "file", "pipe", "unix-stream", "pipe", "pipe",
+};
+
+static const char * const mk_out[MK_NR] = {
+	"pipe", "pipe", "pipe", "file", "pipe", "unix-stream", "devnull",
+};
+
+struct mset {
+	int in, out;		/* the ends the sqe or the system call names */
+	int in_peer;		/* the input pipe's writer, the sending socket */
+	int out_peer;		/* the output pipe's reader, the receiving socket */
+};
+
+struct mirror {
+	enum mkind kind;
+	unsigned int pat;	/* the input's pattern; +1 the file's, +2 prefill */
+	int nchunks;
+	unsigned int chunk[3];	/* writes into the input pipe or socket */
+	bool eof;		/* the input's writer closed or shut down */
+	bool in_nb, out_nb;	/* O_NONBLOCK on the ends */
+	bool out_small;		/* an output pipe of one page */
+	unsigned int prefill;	/* bytes already in the output pipe */
+	unsigned int fsize, fpos;	/* the tmpfs file and its position */
+	struct mset a, b;
+	int req;		/* request using it, or -1 */
+};
+
+static struct mirror mirrors[MAX_MIRRORS];
+static int nmirrors;
+static unsigned char mbuf[2][MBUF];
+
+static void pattern(unsigned char *buf, size_t len, unsigned int pat,
+		    size_t from)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = ((from + i) * 31 + ((from + i) >> 7) + pat * 101) & 0xff;
+}
+
+static void mset_close(struct mset *f)
+{
+	int *fds[4] = { &f->in, &f->out, &f->in_peer, &f->out_peer };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* A tmpfs file of @size pattern bytes, at @pos. */
+static int mirror_file(unsigned int size, unsigned int pat, unsigned int pos)
+{
+	unsigned char buf[4096];
+	unsigned int at;
+	int fd, n;
+
+	fd = memfd_create("sqe_fuzz_mirror", 0);
+	if (fd < 0)
+		return -1;
+	for (at = 0; at < size; at += n) {
+		n = size - at < sizeof(buf) ? size - at : sizeof(buf);
+		pattern(buf, n, pat, at);
+		if (write(fd, buf, n) != n) {
+			close(fd);
+			return -1;
+		}
+	}
+	lseek(fd, pos, SEEK_SET);
+	return fd;
+}
+
+static void set_fl(int fd, bool nonblock)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+static bool mirror_open(const struct mirror *m, struct mset *f)
+{
+	unsigned char buf[MIRROR_CHUNK];
+	size_t at = 0;
+	int p[2], i;
+
+	f->in = -1;
+	f->out = -1;
+	f->in_peer = -1;
+	f->out_peer = -1;
+	if (m->kind == MK_FILE_PIPE) {
+		f->in = mirror_file(m->fsize, m->pat + 1, m->fpos);
+		if (f->in < 0)
+			goto fail;
+	} else {
+		if (m->kind == MK_UNIX_PIPE ?
+		    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p) :
+		    pipe2(p, O_NONBLOCK))
+			goto fail;
+		f->in = p[0];
+		f->in_peer = p[1];
+		for (i = 0; i < m->nchunks; i++) {
+			pattern(buf, m->chunk[i], m->pat, at);
+			if (write(p[1], buf, m->chunk[i]) != (ssize_t)m->chunk[i])
+				goto fail;
+			at += m->chunk[i];
+		}
+		if (m->eof && m->kind == MK_UNIX_PIPE) {
+			shutdown(p[1], SHUT_WR);
+		} else if (m->eof) {
+			close(p[1]);
+			f->in_peer = -1;
+		}
+		set_fl(f->in, m->in_nb);
+	}
+
+	switch (m->kind) {
+	case MK_PIPE_FILE:
+		f->out = mirror_file(m->fsize, m->pat + 1, m->fpos);
+		if (f->out < 0)
+			goto fail;
+		break;
+	case MK_PIPE_UNIX:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p))
+			goto fail;
+		f->out = p[0];
+		f->out_peer = p[1];
+		set_fl(f->out, m->out_nb);
+		break;
+	case MK_PIPE_NULL:
+		f->out = open("/dev/null", O_WRONLY);
+		if (f->out < 0)
+			goto fail;
+		break;
+	default:
+		if (pipe2(p, O_NONBLOCK))
+			goto fail;
+		f->out = p[1];
+		f->out_peer = p[0];
+		if (m->out_small && fcntl(p[1], F_SETPIPE_SZ, 4096) < 0)
+			goto fail;
+		pattern(buf, m->prefill, m->pat + 2, 0);
+		if (m->prefill &&
+		    write(p[1], buf, m->prefill) != (ssize_t)m->prefill)
+			goto fail;
+		set_fl(f->out, m->out_nb);
+		break;
+	}
+	return true;
+fail:
+	mset_close(f);
+	return false;
+}
+
+/*
+ * The round's mirrors: made before any pool fd is closed, so that no
+ * number an sqe names as closed is reused by them.
+ */
+static void make_mirrors(void)
+{
+	struct mirror *m;
+	int n = rnd(MAX_MIRRORS + 1), i, c, total;
+
+	nmirrors = 0;
+	for (i = 0; i < n; i++) {
+		m = &mirrors[nmirrors];
+		m->kind = rnd(MK_NR);
+		m->pat = rnd(256);
+		m->nchunks = rnd(4);
+		total = 0;
+		for (c = 0; c < m->nchunks; c++) {
+			m->chunk[c] = 1 + rnd(m->kind == MK_UNIX_PIPE ?
+					      MIRROR_UNIX : MIRROR_CHUNK);
+			total += m->chunk[c];
+		}
+		/* an empty input with a writer would wait */
+		m->eof = !total || one_in(2);
+		m->in_nb = one_in(4);
+		m->out_nb = one_in(4);
+		/* after AF_UNIX, room for everything (see above) */
+		m->out_small = m->kind != MK_UNIX_PIPE && one_in(4);
+		m->prefill = !m->out_small && one_in(3) ? 1 + rnd(MIRROR_CHUNK) : 0;
+		m->fsize = rnd(64 << 10);
+		m->fpos = rnd(m->fsize + 8192);
+		m->req = -1;
+		if (!mirror_open(m, &m->a))
+			continue;
+		if (!mirror_open(m, &m->b)) {
+			mset_close(&m->a);
+			continue;
+		}
+		nmirrors++;
+	}
+}
+
+static void close_mirrors(void)
+{
+	int i;
+
+	for (i = 0; i < nmirrors; i++) {
+		mset_close(&mirrors[i].a);
+		mset_close(&mirrors[i].b);
+	}
+	nmirrors = 0;
+}
+
+/* Mostly none on a pipe or socket; on a file mostly inside it. */
+static __u64 mirror_off(bool file, unsigned int size)
+{
+	if (!file)
+		return one_in(10) ? gen_off() : NO_OFF;
+	switch (rnd(8)) {
+	case 0 ... 3: return NO_OFF;
+	case 4 ... 6: return rnd(2 * size + 1);
+	default: return gen_off();
+	}
+}
+
+/* A splice or tee between the files of a free mirror, if there is one. */
+static bool gen_mirror(struct req *rq, struct io_uring_sqe *sqe)
+{
+	struct mirror *m = NULL;
+	__u32 sflags;
+	int i;
+
+	for (i = 0; i < nmirrors && !m; i++)
+		if (mirrors[i].req < 0)
+			m = &mirrors[i];
+	if (!m)
+		return false;
+	m->req = rq - F.reqs;
+	rq->mirror = m - mirrors;
+	rq->op = m->kind == MK_TEE ? OP_TEE : OP_SPLICE;
+	sqe->opcode = m->kind == MK_TEE ? IORING_OP_TEE : IORING_OP_SPLICE;
+	sqe->fd = m->a.out;
+	sqe->splice_fd_in = m->a.in;
+	sqe->len = gen_len();
+	sflags = rnd(16) & ~FZ_SPLICE_F_NONBLOCK;
+	if (one_in(4))
+		sflags |= FZ_SPLICE_F_NONBLOCK;
+	if (one_in(24))
+		sflags |= 1U << (4 + rnd(27));
+	sqe->splice_flags = sflags;
+	if (m->kind == MK_TEE) {
+		if (one_in(12))
+			sqe->off = gen_off();
+		if (one_in(12))
+			sqe->splice_off_in = gen_off();
+	} else {
+		sqe->splice_off_in = mirror_off(m->kind == MK_FILE_PIPE, m->fsize);
+		sqe->off = mirror_off(m->kind == MK_PIPE_FILE, m->fsize);
+	}
+	gen_reserved(sqe, false);
+	snprintf(rq->in_desc, sizeof(rq->in_desc), "mirror:%s", mk_in[m->kind]);
+	snprintf(rq->out_desc, sizeof(rq->out_desc), "mirror:%s",
+		 mk_out[m->kind]);
+	return true;
+}
+
+/* Everything readable from @fd now, at most MBUF bytes. */
+static size_t read_all(int fd, unsigned char *buf)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	set_fl(fd, true);
+	while (got < MBUF) {
+		n = read(fd, buf + got, MBUF - got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/* NULL if the streams out of @fa and @fb are the same, else what differs. */
+static const char *cmp_stream(int fa, int fb, const char *name, char *why,
+			      size_t len)
+{
+	size_t na = read_all(fa, mbuf[0]), nb = read_all(fb, mbuf[1]), i;
+
+	for (i = 0; i < na && i < nb && mbuf[0][i] == mbuf[1][i]; i++)
+		;
+	if (na == nb && i == na)
+		return NULL;
+	snprintf(why, len, "%s: %zu bytes against %zu, the same up to byte %zu",
+		 name, na, nb, i);
+	return why;
+}
+
+/* Position, size and content (its start, and where the request wrote). */
+static const char *cmp_file(int fa, int fb, __u64 off, int res,
+			    const char *name, char *why, size_t len)
+{
+	off_t pa = lseek(fa, 0, SEEK_CUR), pb = lseek(fb, 0, SEEK_CUR);
+	struct stat sa, sb;
+	off_t from[2] = { 0, off != NO_OFF && res > 0 ? (off_t)off : 0 };
+	ssize_t na, nb;
+	int i, j;
+
+	if (fstat(fa, &sa) || fstat(fb, &sb))
+		return "fstat failed";
+	if (pa != pb || sa.st_size != sb.st_size) {
+		snprintf(why, len, "%s: position %lld, size %lld against %lld, %lld",
+			 name, (long long)pa, (long long)sa.st_size,
+			 (long long)pb, (long long)sb.st_size);
+		return why;
+	}
+	for (i = 0; i < 2; i++) {
+		/* up to LLONG_MAX: pread(2) refuses a range beyond it */
+		size_t n = LLONG_MAX - from[i] < MBUF ? LLONG_MAX - from[i] : MBUF;
+
+		na = pread(fa, mbuf[0], n, from[i]);
+		nb = pread(fb, mbuf[1], n, from[i]);
+		if (na < 0 || nb < 0) {
+			snprintf(why, len, "%s: pread(2) at %lld: %s", name,
+				 (long long)from[i], strerror(errno));
+			return why;
+		}
+		for (j = 0; j < na && j < nb && mbuf[0][j] == mbuf[1][j]; j++)
+			;
+		if (na != nb || j != na) {
+			snprintf(why, len, "%s: content from %lld differs at byte %lld",
+				 name, (long long)from[i],
+				 (long long)from[i] + j);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Run the request's splice or tee on pair b and compare. */
+static void mirror_compare(struct req *rq, int res)
+{
+	struct mirror *m = &mirrors[rq->mirror];
+	const struct io_uring_sqe *s = &rq->sqe;
+	loff_t oi = s->splice_off_in, oo = s->off;
+	const char *diff = NULL, *sys = m->kind == MK_TEE ? "tee" : "splice";
+	char why[200];
+	long ref;
+
+	if (m->kind == MK_TEE)
+		ref = tee(m->b.in, m->b.out, s->len, s->splice_flags);
+	else
+		ref = splice(m->b.in, s->splice_off_in == NO_OFF ? NULL : &oi,
+			     m->b.out, s->off == NO_OFF ? NULL : &oo, s->len,
+			     s->splice_flags);
+	if (ref < 0)
+		ref = -errno;
+	stats->mirror_cmp++;
+	if (res > 0)
+		stats->mirror_bytes++;
+	if (res != ref) {
+		fail(F_MIRROR, "sqe #%ld %s %s -> %s: res %d, %s(2) on an identical pair %ld",
+		     (long)(rq - F.reqs), op_name[rq->op], mk_in[m->kind],
+		     mk_out[m->kind], res, sys, ref);
+		dump_req(rq);
+		return;
+	}
+	if (m->kind == MK_PIPE_FILE)
+		diff = cmp_file(m->a.out, m->b.out, s->off, res, "output file",
+				why, sizeof(why));
+	else if (m->kind != MK_PIPE_NULL)
+		diff = cmp_stream(m->a.out_peer, m->b.out_peer, "output", why,
+				  sizeof(why));
+	if (!diff && m->kind == MK_FILE_PIPE)
+		diff = cmp_file(m->a.in, m->b.in, NO_OFF, 0, "input file", why,
+				sizeof(why));
+	else if (!diff)
+		diff = cmp_stream(m->a.in, m->b.in, "input left", why,
+				  sizeof(why));
+	if (diff) {
+		fail(F_MIRROR, "sqe #%ld %s %s -> %s: res %d as %s(2) on an identical pair, but %s",
+		     (long)(rq - F.reqs), op_name[rq->op], mk_in[m->kind],
+		     mk_out[m->kind], res, sys, diff);
+		dump_req(rq);
+	}
+}
+
+/* NULL if @res is fine for this mirror request, else why not. */
+static const char *check_mirror(struct req *rq, int res)
+{
+	struct mirror *m = &mirrors[rq->mirror];
+
+	if (res == -ECANCELED) {
+		if (rq->linked || rq->cancel_gen !=
+		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
+			return NULL;
+		return "-ECANCELED without a cancel or a link";
+	}
+	if (res == -EINTR)
+		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	if (res > (long long)rq->sqe.len)
+		return "byte count beyond len";
+	if (__atomic_load_n(&F.cancel_issued, __ATOMIC_SEQ_CST))
+		stats->mirror_skipped++;
+	else
+		mirror_compare(rq, res);
+	/* done with it: nothing names these numbers any more */
+	mset_close(&m->a);
+	mset_close(&m->b);
+	return NULL;
+}
+
 static void gen_one(struct io_uring_sqe *sqe)
 {
 	int idx = F.nreqs++;
@@ -1340,9 +1794,11 @@ static void gen_one(struct io_uring_sqe *sqe)
 	rq->out_slot = -1;
 	rq->exact_kind = EX_NONE;
 
+	rq->mirror = -1;
+
 	if (rq->op == OP_IOCTL)
 		gen_ioctl(rq, sqe, idx);
-	else
+	else if (!one_in(6) || !gen_mirror(rq, sqe))
 		gen_splice_tee(rq, sqe);
 	fl = gen_sqe_flags();
 	sqe->flags |= fl;
@@ -1966,6 +2422,8 @@ static void handle_cqe(struct iou_cqe *c)
 			bad = "wrong errno";
 	} else if (rq->op == OP_IOCTL) {
 		bad = check_ioctl(rq, c->res);
+	} else if (rq->mirror >= 0) {
+		bad = check_mirror(rq, c->res);
 	} else {
 		bad = check_splice(rq, c->res);
 	}
@@ -2468,6 +2926,7 @@ static void start_round(void)
 	}
 	F.skip_round = !F.sqpoll && one_in(6);
 	make_pool();
+	make_mirrors();
 	wd_arm(true);
 	if (!one_in(4))
 		register_table();
@@ -2649,6 +3108,7 @@ static void close_and_watch(void)
 	pthread_mutex_unlock(&wd_lock);
 	iou_exit(&F.other);
 	iou_exit(&F.ring);
+	close_mirrors();
 	for (i = 0; i < F.npool; i++)
 		pool_close(i);
 	wd_arm(false);
@@ -2918,7 +3378,7 @@ int main(int argc, char **argv)
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stats == MAP_FAILED || ro_page == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	ksft_set_plan(8);
+	ksft_set_plan(9);
 
 	fflush(stdout);
 	pid = fork();
@@ -2954,6 +3414,9 @@ int main(int argc, char **argv)
 		       stats->cancels_needed, stats->watchdog_rounds, stats->cqes,
 		       stats->skipped);
 	ksft_print_msg("ring setup flags seen: 0x%llx\n", stats->setup_flags_seen);
+	ksft_print_msg("%llu splices and tees compared with splice(2) and tee(2) on an identical pair (%llu moved bytes), %llu not compared (a cancel in the round)\n",
+		       stats->mirror_cmp, stats->mirror_bytes,
+		       stats->mirror_skipped);
 	for (i = 0; i < OP_NR; i++)
 		if (i != OP_IOCTL || have_ioctl)
 			print_counts(op_name[i], stats->ok[i], stats->ok_pos[i],
@@ -2972,6 +3435,11 @@ int main(int argc, char **argv)
 	else
 		ksft_test_result_fail("every result in bounds or an expected errno (%llu failures)\n",
 				      stats->fails[F_RES]);
+	if (!stats->fails[F_MIRROR])
+		ksft_test_result_pass("splices and tees on files of their own moved what splice(2) and tee(2) move\n");
+	else
+		ksft_test_result_fail("splices and tees on files of their own moved what splice(2) and tee(2) move (%llu failures)\n",
+				      stats->fails[F_MIRROR]);
 	if (!stats->fails[F_RESTART])
 		ksft_test_result_pass("no -ERESTARTSYS leaked by a cancelled request\n");
 	else
