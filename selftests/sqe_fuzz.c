@@ -7,10 +7,12 @@
  * of every kind (pipe ends, FIFO ends, AF_UNIX stream/dgram and TCP/UDP
  * sockets, a tmpfs file opened several ways, a directory, an O_PATH fd,
  * /dev/null, an eventfd, io_uring fds) plus descriptor numbers that are not
- * open, maybe a registered file table, a personality and restrictions.  It
- * then submits batches of random sqes and, between batches, swaps or clears
- * registered slots, closes files, moves data, resizes pipes, shuts sockets
- * down and cancels requests, while earlier requests sit blocked in io-wq.
+ * open, maybe a registered file table, a personality and restrictions, and
+ * a few pairs of files of their own for splices compared with splice(2)
+ * ("mirrors", see below).  It then submits batches of random sqes and,
+ * between batches, swaps or clears registered slots, closes files, moves
+ * data, resizes pipes, shuts sockets down and cancels requests, while
+ * earlier requests sit blocked in io-wq.
  * At the end of the round every request is made to finish (data fed and
  * drained, slots cleared, files closed, sockets shut down, and as a last
  * resort IORING_REGISTER_SYNC_CANCEL) and reaped with a timeout.
@@ -18,11 +20,31 @@
  * Checked:
  *  - every sqe gets exactly one CQE: none lost, none twice, no unknown
  *    user_data (IOSQE_CQE_SKIP_SUCCESS may drop it, only on success);
- *  - res is a byte count in [0, len] (ioctl: 0 or small) or an errno that
- *    the opcode may return; where the sqe alone decides the result (bad
- *    flags, offsets on tee, reserved fields, closed fds, restrictions, an
- *    ioctl command or file kind that is not allowed) it is that errno;
- *  - ioctl writes its argument only on success, and only an int;
+ *  - where the sqe alone decides the result (bad flags, offsets on tee,
+ *    reserved fields, closed fds, restrictions, an ioctl command or file
+ *    kind that is not allowed) it is that errno;
+ *  - a splice or tee gives what the kernel can give for the files each of
+ *    its ends may be (its fd's file, or any file its registered slot held
+ *    while it was in flight; kprops[] says where each errno comes from):
+ *    the one result where the kinds of file and the sqe decide (-EBADF,
+ *    -ESPIPE, -EINVAL; 0 for a len of 0), else a byte count in [0, len]
+ *    only where bytes can move, and only that pair's errnos: -EAGAIN only
+ *    if the request was non-blocking (SPLICE_F_NONBLOCK, or an end that
+ *    may have been an O_NONBLOCK pipe or socket while it was in flight),
+ *    -EPIPE into a pipe only once a read end of it was closed, -ECANCELED
+ *    only after a cancel or in a link chain, -EINTR only in a round with
+ *    a cancel;
+ *  - a splice or tee between files of its own (pipe, tmpfs file, AF_UNIX
+ *    stream, /dev/null; made twice the same way at the start of the round)
+ *    gives the result splice(2) or tee(2) gives on the twin pair, and
+ *    leaves the same bytes in the output and in the input and the same
+ *    file positions.  Not compared: splices on the pool's files (what they
+ *    hold depends on the order the requests ran in), TCP (loopback
+ *    delivery may lag behind the send), requests completed in a round
+ *    with a cancel (a signalled io-wq worker stops short), successes
+ *    without a CQE (IOSQE_CQE_SKIP_SUCCESS);
+ *  - ioctl: res 0 or small, or an errno the command may give on that
+ *    file; it writes its argument only on success, and only an int;
  *  - a cancelled request never completes with -ERESTARTSYS (6.18 does);
  *  - an IOSQE_IO_DRAIN request completes after every earlier one, and
  *    does not stall (6.12 miscounts sqes refused at submission after a
@@ -80,7 +102,8 @@
 #define FZ_SPLICE_F_FD_IN_FIXED	(1U << 31)
 #define FZ_IOSQE_BAD		(1U << 7)
 
-#define MAX_POOL		48
+#define MAX_POOL		48	/* < 63: a bit each in a __u64 */
+#define CAND_NONE		(1ULL << 63)
 #define MAX_PIPES		8
 #define MAX_SLOTS		256
 #define MAX_REQS		512
@@ -149,13 +172,14 @@ static const char * const reg_name[REG_NR] = {
 
 enum fail_cat {
 	F_CQE, F_RES, F_RESTART, F_DRAIN, F_DRAIN_612, F_FD, F_REF, F_SETUP,
-	F_BLOCKED, F_NR
+	F_BLOCKED, F_MIRROR, F_NR
 };
 
 /* Shared with the parent, which reports even if the child dies. */
 struct shared {
 	unsigned long long iters, rounds, cqes, skipped, blocked_rounds;
 	unsigned long long cancels_needed, watchdog_rounds, drain_stalls;
+	unsigned long long mirror_cmp, mirror_bytes, mirror_skipped;
 	unsigned long long ok[OP_NR], ok_pos[OP_NR], err[OP_NR][ERR_SLOTS];
 	unsigned long long reg_ok[REG_NR], reg_err[REG_NR][ERR_SLOTS];
 	unsigned long long fails[F_NR];
@@ -177,6 +201,7 @@ struct pent {
 
 struct pipe_obj {
 	int r, w, rw;		/* pool entries, -1 if none */
+	bool reader_closed;	/* a read end's fd closed: it may have no reader */
 };
 
 enum exact_kind { EX_NONE, EX_INIT, EX_ISSUE };
@@ -193,7 +218,25 @@ struct req {
 	int exact;
 	const char *why;
 	int out_pool, in_pool;	/* non-fixed pool entries, or -1 */
-	bool nonblock;		/* SPLICE_F_NONBLOCK or an O_NONBLOCK end */
+	int out_slot, in_slot;	/* registered slots, or -1 */
+	/*
+	 * The pool entries each end of a splice or tee may be when the
+	 * request looks its files up (CAND_NONE: no file there, -EBADF): the
+	 * entry of its fd, plus CAND_NONE once that fd is closed; for a
+	 * registered slot, every entry the slot held while the request was
+	 * in flight (it looks the slot up when first issued, which a drain
+	 * or a link may delay; a table registered anew counts too).
+	 */
+	__u64 out_cand, in_cand;
+	/*
+	 * SPLICE_F_NONBLOCK, or an end that may have been an O_NONBLOCK pipe
+	 * or socket when the request ran: O_NONBLOCK at submission, toggled
+	 * while it was in flight, or a slot that took such a file meanwhile.
+	 */
+	bool nonblock;
+	bool linked;		/* in a link chain: an earlier failure cancels it */
+	int mirror;		/* its files are mirrors[mirror]'s pair a, or -1 */
+	unsigned int cancel_gen;	/* F.cancel_gen when it was made */
 	char out_desc[40], in_desc[40];
 	enum arg_kind arg_kind;
 	int arg_off;
@@ -209,13 +252,7 @@ struct fz {
 	unsigned int setup_flags;
 	bool sqpoll, iopoll, restricted, skip_round, drain_disabled;
 	bool cancel_issued;
-	bool nonblock_toggled;	/* O_NONBLOCK flipped on a pool file */
-	/*
-	 * Registered slots replaced this round: a request looks its fixed
-	 * files up when it is first issued (a drained one much later), so
-	 * it may get another file than the one the slot held at submission.
-	 */
-	bool slots_updated;
+	unsigned int cancel_gen;	/* cancels issued this round */
 	__u32 allowed_ops;
 	__u8 flags_allowed, flags_required;
 	int personality;
@@ -492,15 +529,38 @@ static int pool_add(int fd, enum kind k, int pipe)
 	return F.npool++;
 }
 
+static __u64 cand_bit(int i)
+{
+	return i >= 0 ? 1ULL << i : CAND_NONE;
+}
+
+/* A splice or tee without its CQE yet: it may still look its files up. */
+static bool open_splice(const struct req *rq)
+{
+	return rq->op != OP_IOCTL && !rq->done;
+}
+
 static void pool_close(int i)
 {
 	struct pent *e = &F.pool[i];
+	struct req *rq;
 
 	if (e->fd < 0 || !e->owned)
 		return;
 	close(e->fd);
 	e->fd = -1;
 	e->closed_batch = F.batch;
+	if (e->kind == K_PIPE_R || e->kind == K_FIFO_R || e->kind == K_FIFO_RW)
+		F.pipes[e->pipe].reader_closed = true;
+	/* an fd looked up from now on is not there (a slot keeps its file) */
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot < 0 && (rq->in_cand & cand_bit(i)))
+			rq->in_cand |= CAND_NONE;
+		if (rq->out_slot < 0 && (rq->out_cand & cand_bit(i)))
+			rq->out_cand |= CAND_NONE;
+	}
 }
 
 static int reopen(int fd, int flags)
@@ -511,21 +571,69 @@ static int reopen(int fd, int flags)
 	return open(path, flags);
 }
 
-/* Pool entry @i is O_NONBLOCK now; an unknown entry (-1) may be. */
-static bool pool_nonblock(int i)
+/*
+ * Pool entry @i (-1: none) is a pipe or socket end that is O_NONBLOCK now.
+ * O_NONBLOCK of other files changes nothing in a splice: do_splice() and
+ * do_tee() look at it on pipe ends, the socket layer on sockets.
+ */
+static bool end_nonblock(int i)
 {
-	return i < 0 || i >= F.npool || F.pool[i].nonblock;
+	return i >= 0 && F.pool[i].nonblock &&
+	       (KM(F.pool[i].kind) & (KM_PIPE | KM_SOCK | KM(K_NETLINK)));
+}
+
+/* Registered slot @slot holds pool entry @ent now (-1: nothing). */
+static void slot_changed(int slot, int ent)
+{
+	struct req *rq;
+
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot == slot) {
+			rq->in_cand |= cand_bit(ent);
+			rq->nonblock |= end_nonblock(ent);
+		}
+		if (rq->out_slot == slot) {
+			rq->out_cand |= cand_bit(ent);
+			rq->nonblock |= end_nonblock(ent);
+		}
+	}
+}
+
+/* Every slot may hold something else: a table registered, cleared or gone. */
+static void table_changed(void)
+{
+	struct req *rq;
+
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++) {
+		if (!open_splice(rq))
+			continue;
+		if (rq->in_slot >= 0)
+			slot_changed(rq->in_slot, rq->in_slot < F.table_nr ?
+				     F.table[rq->in_slot] : -1);
+		if (rq->out_slot >= 0)
+			slot_changed(rq->out_slot, rq->out_slot < F.table_nr ?
+				     F.table[rq->out_slot] : -1);
+	}
 }
 
 static void set_nonblock(int i, bool on)
 {
 	struct pent *e = &F.pool[i];
 	int fl = fcntl(e->fd, F_GETFL);
+	struct req *rq;
 
 	if (fl < 0)
 		return;
 	fcntl(e->fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 	e->nonblock = on;
+	/* requests in flight on it may have run with it non-blocking */
+	if (!(KM(e->kind) & (KM_PIPE | KM_SOCK | KM(K_NETLINK))))
+		return;
+	for (rq = F.reqs; rq < F.reqs + F.nreqs; rq++)
+		if (open_splice(rq) && ((rq->in_cand | rq->out_cand) & cand_bit(i)))
+			rq->nonblock = true;
 }
 
 static void add_pipe(void)
@@ -545,6 +653,7 @@ static void add_pipe(void)
 	po->r = pool_add(p[0], K_PIPE_R, F.npipes);
 	po->w = pool_add(p[1], K_PIPE_W, F.npipes);
 	po->rw = -1;
+	po->reader_closed = false;
 	F.npipes++;
 }
 
@@ -565,6 +674,7 @@ static void add_fifo(void)
 	po->r = pool_add(r, K_FIFO_R, F.npipes);
 	po->w = pool_add(w, K_FIFO_W, F.npipes);
 	po->rw = pool_add(rw, K_FIFO_RW, F.npipes);
+	po->reader_closed = false;
 	if (po->w >= 0)
 		set_nonblock(po->w, false);
 	if (po->r >= 0 && one_in(2))
@@ -753,6 +863,7 @@ static void register_table(void)
 	ret = iou_register_files(&F.ring, fds, nr);
 	reg_stat(REG_FILES, ret);
 	F.table_nr = ret ? 0 : nr;
+	table_changed();
 	if (verbose)
 		ksft_print_msg("register %d files: %d\n", nr, ret);
 }
@@ -783,11 +894,23 @@ static void update_table(void)
 	}
 	ret = iou_update_files(&F.ring, off, fds, n);
 	reg_stat(REG_UPDATE, ret);
-	if (ret > 0)
-		F.slots_updated = true;
-	for (i = 0; i < ret && off + i < F.table_nr; i++)
-		if (fds[i] != IORING_REGISTER_FILES_SKIP)
+	for (i = 0; i < ret && off + i < F.table_nr; i++) {
+		if (fds[i] != IORING_REGISTER_FILES_SKIP) {
 			F.table[off + i] = ent[i];
+			slot_changed(off + i, ent[i]);
+		}
+	}
+	/*
+	 * __io_sqe_files_update() empties a slot before it looks the new fd
+	 * up: the slot where a bad fd stopped it (-EBADF: the first) is
+	 * left empty.
+	 */
+	i = ret == -EBADF ? 0 : ret;
+	if (i >= 0 && i < n && off + i < F.table_nr &&
+	    fds[i] != IORING_REGISTER_FILES_SKIP && fds[i] != -1) {
+		F.table[off + i] = -1;
+		slot_changed(off + i, -1);
+	}
 	if (verbose)
 		ksft_print_msg("update %d slots at %d: %d\n", n, off, ret);
 }
@@ -803,6 +926,7 @@ static void clear_table(void)
 	reg_stat(REG_UPDATE, iou_update_files(&F.ring, 0, fds, F.table_nr));
 	for (i = 0; i < F.table_nr; i++)
 		F.table[i] = -1;
+	table_changed();
 }
 
 static void unregister_table(void)
@@ -810,8 +934,10 @@ static void unregister_table(void)
 	int ret = iou_unregister_files(&F.ring);
 
 	reg_stat(REG_UNREGISTER, ret);
-	if (!ret)
+	if (!ret) {
 		F.table_nr = 0;
+		table_changed();
+	}
 	if (verbose)
 		ksft_print_msg("unregister: %d\n", ret);
 }
@@ -829,6 +955,7 @@ static int sync_cancel(__u64 ud, unsigned int flags, long timeout_ns)
 	ret = iou_sys_register(F.ring.fd, IORING_REGISTER_SYNC_CANCEL, &sc, 1);
 	reg_stat(REG_CANCEL, ret);
 	F.cancel_issued = true;
+	__atomic_add_fetch(&F.cancel_gen, 1, __ATOMIC_SEQ_CST);
 	return ret;
 }
 
@@ -1124,8 +1251,13 @@ static void gen_splice_tee(struct req *rq, struct io_uring_sqe *sqe)
 
 	rq->in_pool = in_fixed ? -1 : in.pool;
 	rq->out_pool = out_fixed ? -1 : out.pool;
+	rq->in_slot = in_fixed && !in.invalid ? in.val : -1;
+	rq->out_slot = out_fixed && !out.invalid ? out.val : -1;
+	rq->in_cand = in.invalid ? CAND_NONE : cand_bit(in.pool);
+	rq->out_cand = out.invalid ? CAND_NONE : cand_bit(out.pool);
 	rq->nonblock = (sflags & FZ_SPLICE_F_NONBLOCK) ||
-		       pool_nonblock(in.pool) || pool_nonblock(out.pool);
+		       (!in.invalid && end_nonblock(in.pool)) ||
+		       (!out.invalid && end_nonblock(out.pool));
 	describe(&in, in_fixed, rq->in_desc, sizeof(rq->in_desc));
 	describe(&out, out_fixed, rq->out_desc, sizeof(rq->out_desc));
 	if (in.invalid || out.invalid) {
@@ -1200,6 +1332,447 @@ static void gen_ioctl(struct req *rq, struct io_uring_sqe *sqe, int idx)
 	}
 }
 
+static void dump_req(struct req *rq);
+
+/* ------------------------------------------------------------------ */
+/*
+ * Side by side with splice(2) and tee(2). A few splices and tees a round
+ * ("mirrors") name files of their own instead of the pool's, each made
+ * twice at the start of the round, the same way: pair a for the ring,
+ * pair b for the system call. Their content is the fuzzer's (a pattern
+ * per mirror), and they are set up so that nothing waits: the input holds
+ * data or is at its end, the output has room. Nothing but its request
+ * touches pair a. When the request completes, and no cancel was issued in
+ * the round (a signalled io-wq worker stops a splice short), the same
+ * splice(2) or tee(2) runs on pair b: the result, the bytes that reached
+ * the output, what is left in the input and the file positions must be
+ * the same. Kinds: pipe -> pipe, tee, tmpfs file -> pipe, pipe -> tmpfs
+ * file, AF_UNIX stream -> pipe, pipe -> AF_UNIX stream, pipe -> /dev/null.
+ * Not TCP: loopback delivery may lag behind the send, and the two pairs
+ * would not hold the same bytes. AF_UNIX sends stay below one linear skb,
+ * and the pipe after an AF_UNIX input has room for all of it: where the
+ * skb's bytes land in pipe buffers depends on the task's page fragment
+ * (linear_to_page()), which differs between an io-wq worker and us.
+ */
+#define MAX_MIRRORS	6
+#define MIRROR_CHUNK	6000
+#define MIRROR_UNIX	3000	/* < SKB_MAX_HEAD(0): one linear skb */
+#define MBUF		(256 << 10)
+
+enum mkind {
+	MK_PIPE_PIPE, MK_TEE, MK_FILE_PIPE, MK_PIPE_FILE, MK_UNIX_PIPE,
+	MK_PIPE_UNIX, MK_PIPE_NULL, MK_NR
+};
+
+static const char * const mk_in[MK_NR] = {
+	"pipe", "pipe", "file", "pipe", "unix-stream", "pipe", "pipe",
+};
+
+static const char * const mk_out[MK_NR] = {
+	"pipe", "pipe", "pipe", "file", "pipe", "unix-stream", "devnull",
+};
+
+struct mset {
+	int in, out;		/* the ends the sqe or the system call names */
+	int in_peer;		/* the input pipe's writer, the sending socket */
+	int out_peer;		/* the output pipe's reader, the receiving socket */
+};
+
+struct mirror {
+	enum mkind kind;
+	unsigned int pat;	/* the input's pattern; +1 the file's, +2 prefill */
+	int nchunks;
+	unsigned int chunk[3];	/* writes into the input pipe or socket */
+	bool eof;		/* the input's writer closed or shut down */
+	bool in_nb, out_nb;	/* O_NONBLOCK on the ends */
+	bool out_small;		/* an output pipe of one page */
+	unsigned int prefill;	/* bytes already in the output pipe */
+	unsigned int fsize, fpos;	/* the tmpfs file and its position */
+	struct mset a, b;
+	int req;		/* request using it, or -1 */
+};
+
+static struct mirror mirrors[MAX_MIRRORS];
+static int nmirrors;
+static unsigned char mbuf[2][MBUF];
+
+static void pattern(unsigned char *buf, size_t len, unsigned int pat,
+		    size_t from)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = ((from + i) * 31 + ((from + i) >> 7) + pat * 101) & 0xff;
+}
+
+static void mset_close(struct mset *f)
+{
+	int *fds[4] = { &f->in, &f->out, &f->in_peer, &f->out_peer };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* A tmpfs file of @size pattern bytes, at @pos. */
+static int mirror_file(unsigned int size, unsigned int pat, unsigned int pos)
+{
+	unsigned char buf[4096];
+	unsigned int at;
+	int fd, n;
+
+	fd = memfd_create("sqe_fuzz_mirror", 0);
+	if (fd < 0)
+		return -1;
+	for (at = 0; at < size; at += n) {
+		n = size - at < sizeof(buf) ? size - at : sizeof(buf);
+		pattern(buf, n, pat, at);
+		if (write(fd, buf, n) != n) {
+			close(fd);
+			return -1;
+		}
+	}
+	lseek(fd, pos, SEEK_SET);
+	return fd;
+}
+
+static void set_fl(int fd, bool nonblock)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+static bool mirror_open(const struct mirror *m, struct mset *f)
+{
+	unsigned char buf[MIRROR_CHUNK];
+	size_t at = 0;
+	int p[2], i;
+
+	f->in = -1;
+	f->out = -1;
+	f->in_peer = -1;
+	f->out_peer = -1;
+	if (m->kind == MK_FILE_PIPE) {
+		f->in = mirror_file(m->fsize, m->pat + 1, m->fpos);
+		if (f->in < 0)
+			goto fail;
+	} else {
+		if (m->kind == MK_UNIX_PIPE ?
+		    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p) :
+		    pipe2(p, O_NONBLOCK))
+			goto fail;
+		f->in = p[0];
+		f->in_peer = p[1];
+		for (i = 0; i < m->nchunks; i++) {
+			pattern(buf, m->chunk[i], m->pat, at);
+			if (write(p[1], buf, m->chunk[i]) != (ssize_t)m->chunk[i])
+				goto fail;
+			at += m->chunk[i];
+		}
+		if (m->eof && m->kind == MK_UNIX_PIPE) {
+			shutdown(p[1], SHUT_WR);
+		} else if (m->eof) {
+			close(p[1]);
+			f->in_peer = -1;
+		}
+		set_fl(f->in, m->in_nb);
+	}
+
+	switch (m->kind) {
+	case MK_PIPE_FILE:
+		f->out = mirror_file(m->fsize, m->pat + 1, m->fpos);
+		if (f->out < 0)
+			goto fail;
+		break;
+	case MK_PIPE_UNIX:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p))
+			goto fail;
+		f->out = p[0];
+		f->out_peer = p[1];
+		set_fl(f->out, m->out_nb);
+		break;
+	case MK_PIPE_NULL:
+		f->out = open("/dev/null", O_WRONLY);
+		if (f->out < 0)
+			goto fail;
+		break;
+	default:
+		if (pipe2(p, O_NONBLOCK))
+			goto fail;
+		f->out = p[1];
+		f->out_peer = p[0];
+		if (m->out_small && fcntl(p[1], F_SETPIPE_SZ, 4096) < 0)
+			goto fail;
+		pattern(buf, m->prefill, m->pat + 2, 0);
+		if (m->prefill &&
+		    write(p[1], buf, m->prefill) != (ssize_t)m->prefill)
+			goto fail;
+		set_fl(f->out, m->out_nb);
+		break;
+	}
+	return true;
+fail:
+	mset_close(f);
+	return false;
+}
+
+/*
+ * The round's mirrors: made before any pool fd is closed, so that no
+ * number an sqe names as closed is reused by them.
+ */
+static void make_mirrors(void)
+{
+	struct mirror *m;
+	int n = rnd(MAX_MIRRORS + 1), i, c, total;
+
+	nmirrors = 0;
+	for (i = 0; i < n; i++) {
+		m = &mirrors[nmirrors];
+		m->kind = rnd(MK_NR);
+		m->pat = rnd(256);
+		m->nchunks = rnd(4);
+		total = 0;
+		for (c = 0; c < m->nchunks; c++) {
+			m->chunk[c] = 1 + rnd(m->kind == MK_UNIX_PIPE ?
+					      MIRROR_UNIX : MIRROR_CHUNK);
+			total += m->chunk[c];
+		}
+		/* an empty input with a writer would wait */
+		m->eof = !total || one_in(2);
+		m->in_nb = one_in(4);
+		m->out_nb = one_in(4);
+		/* after AF_UNIX, room for everything (see above) */
+		m->out_small = m->kind != MK_UNIX_PIPE && one_in(4);
+		m->prefill = !m->out_small && one_in(3) ? 1 + rnd(MIRROR_CHUNK) : 0;
+		m->fsize = rnd(64 << 10);
+		m->fpos = rnd(m->fsize + 8192);
+		m->req = -1;
+		if (!mirror_open(m, &m->a))
+			continue;
+		if (!mirror_open(m, &m->b)) {
+			mset_close(&m->a);
+			continue;
+		}
+		nmirrors++;
+	}
+}
+
+static void close_mirrors(void)
+{
+	int i;
+
+	for (i = 0; i < nmirrors; i++) {
+		mset_close(&mirrors[i].a);
+		mset_close(&mirrors[i].b);
+	}
+	nmirrors = 0;
+}
+
+/* Mostly none on a pipe or socket; on a file mostly inside it. */
+static __u64 mirror_off(bool file, unsigned int size)
+{
+	if (!file)
+		return one_in(10) ? gen_off() : NO_OFF;
+	switch (rnd(8)) {
+	case 0 ... 3: return NO_OFF;
+	case 4 ... 6: return rnd(2 * size + 1);
+	default: return gen_off();
+	}
+}
+
+/* A splice or tee between the files of a free mirror, if there is one. */
+static bool gen_mirror(struct req *rq, struct io_uring_sqe *sqe)
+{
+	struct mirror *m = NULL;
+	__u32 sflags;
+	int i;
+
+	for (i = 0; i < nmirrors && !m; i++)
+		if (mirrors[i].req < 0)
+			m = &mirrors[i];
+	if (!m)
+		return false;
+	m->req = rq - F.reqs;
+	rq->mirror = m - mirrors;
+	rq->op = m->kind == MK_TEE ? OP_TEE : OP_SPLICE;
+	sqe->opcode = m->kind == MK_TEE ? IORING_OP_TEE : IORING_OP_SPLICE;
+	sqe->fd = m->a.out;
+	sqe->splice_fd_in = m->a.in;
+	sqe->len = gen_len();
+	sflags = rnd(16) & ~FZ_SPLICE_F_NONBLOCK;
+	if (one_in(4))
+		sflags |= FZ_SPLICE_F_NONBLOCK;
+	if (one_in(24))
+		sflags |= 1U << (4 + rnd(27));
+	sqe->splice_flags = sflags;
+	if (m->kind == MK_TEE) {
+		if (one_in(12))
+			sqe->off = gen_off();
+		if (one_in(12))
+			sqe->splice_off_in = gen_off();
+	} else {
+		sqe->splice_off_in = mirror_off(m->kind == MK_FILE_PIPE, m->fsize);
+		sqe->off = mirror_off(m->kind == MK_PIPE_FILE, m->fsize);
+	}
+	gen_reserved(sqe, false);
+	snprintf(rq->in_desc, sizeof(rq->in_desc), "mirror:%s", mk_in[m->kind]);
+	snprintf(rq->out_desc, sizeof(rq->out_desc), "mirror:%s",
+		 mk_out[m->kind]);
+	return true;
+}
+
+/* Everything readable from @fd now, at most MBUF bytes. */
+static size_t read_all(int fd, unsigned char *buf)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	set_fl(fd, true);
+	while (got < MBUF) {
+		n = read(fd, buf + got, MBUF - got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/* NULL if the streams out of @fa and @fb are the same, else what differs. */
+static const char *cmp_stream(int fa, int fb, const char *name, char *why,
+			      size_t len)
+{
+	size_t na = read_all(fa, mbuf[0]), nb = read_all(fb, mbuf[1]), i;
+
+	for (i = 0; i < na && i < nb && mbuf[0][i] == mbuf[1][i]; i++)
+		;
+	if (na == nb && i == na)
+		return NULL;
+	snprintf(why, len, "%s: %zu bytes against %zu, the same up to byte %zu",
+		 name, na, nb, i);
+	return why;
+}
+
+/* Position, size and content (its start, and where the request wrote). */
+static const char *cmp_file(int fa, int fb, __u64 off, int res,
+			    const char *name, char *why, size_t len)
+{
+	off_t pa = lseek(fa, 0, SEEK_CUR), pb = lseek(fb, 0, SEEK_CUR);
+	struct stat sa, sb;
+	off_t from[2] = { 0, off != NO_OFF && res > 0 ? (off_t)off : 0 };
+	ssize_t na, nb;
+	int i, j;
+
+	if (fstat(fa, &sa) || fstat(fb, &sb))
+		return "fstat failed";
+	if (pa != pb || sa.st_size != sb.st_size) {
+		snprintf(why, len, "%s: position %lld, size %lld against %lld, %lld",
+			 name, (long long)pa, (long long)sa.st_size,
+			 (long long)pb, (long long)sb.st_size);
+		return why;
+	}
+	for (i = 0; i < 2; i++) {
+		/* up to LLONG_MAX: pread(2) refuses a range beyond it */
+		size_t n = LLONG_MAX - from[i] < MBUF ? LLONG_MAX - from[i] : MBUF;
+
+		na = pread(fa, mbuf[0], n, from[i]);
+		nb = pread(fb, mbuf[1], n, from[i]);
+		if (na < 0 || nb < 0) {
+			snprintf(why, len, "%s: pread(2) at %lld: %s", name,
+				 (long long)from[i], strerror(errno));
+			return why;
+		}
+		for (j = 0; j < na && j < nb && mbuf[0][j] == mbuf[1][j]; j++)
+			;
+		if (na != nb || j != na) {
+			snprintf(why, len, "%s: content from %lld differs at byte %lld",
+				 name, (long long)from[i],
+				 (long long)from[i] + j);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Run the request's splice or tee on pair b and compare. */
+static void mirror_compare(struct req *rq, int res)
+{
+	struct mirror *m = &mirrors[rq->mirror];
+	const struct io_uring_sqe *s = &rq->sqe;
+	loff_t oi = s->splice_off_in, oo = s->off;
+	const char *diff = NULL, *sys = m->kind == MK_TEE ? "tee" : "splice";
+	char why[200];
+	long ref;
+
+	if (m->kind == MK_TEE)
+		ref = tee(m->b.in, m->b.out, s->len, s->splice_flags);
+	else
+		ref = splice(m->b.in, s->splice_off_in == NO_OFF ? NULL : &oi,
+			     m->b.out, s->off == NO_OFF ? NULL : &oo, s->len,
+			     s->splice_flags);
+	if (ref < 0)
+		ref = -errno;
+	stats->mirror_cmp++;
+	if (res > 0)
+		stats->mirror_bytes++;
+	if (res != ref) {
+		fail(F_MIRROR, "sqe #%ld %s %s -> %s: res %d, %s(2) on an identical pair %ld",
+		     (long)(rq - F.reqs), op_name[rq->op], mk_in[m->kind],
+		     mk_out[m->kind], res, sys, ref);
+		dump_req(rq);
+		return;
+	}
+	if (m->kind == MK_PIPE_FILE)
+		diff = cmp_file(m->a.out, m->b.out, s->off, res, "output file",
+				why, sizeof(why));
+	else if (m->kind != MK_PIPE_NULL)
+		diff = cmp_stream(m->a.out_peer, m->b.out_peer, "output", why,
+				  sizeof(why));
+	if (!diff && m->kind == MK_FILE_PIPE)
+		diff = cmp_file(m->a.in, m->b.in, NO_OFF, 0, "input file", why,
+				sizeof(why));
+	else if (!diff)
+		diff = cmp_stream(m->a.in, m->b.in, "input left", why,
+				  sizeof(why));
+	if (diff) {
+		fail(F_MIRROR, "sqe #%ld %s %s -> %s: res %d as %s(2) on an identical pair, but %s",
+		     (long)(rq - F.reqs), op_name[rq->op], mk_in[m->kind],
+		     mk_out[m->kind], res, sys, diff);
+		dump_req(rq);
+	}
+}
+
+/* NULL if @res is fine for this mirror request, else why not. */
+static const char *check_mirror(struct req *rq, int res)
+{
+	struct mirror *m = &mirrors[rq->mirror];
+
+	if (res == -ECANCELED) {
+		if (rq->linked || rq->cancel_gen !=
+		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
+			return NULL;
+		return "-ECANCELED without a cancel or a link";
+	}
+	if (res == -EINTR)
+		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	if (res > (long long)rq->sqe.len)
+		return "byte count beyond len";
+	if (__atomic_load_n(&F.cancel_issued, __ATOMIC_SEQ_CST))
+		stats->mirror_skipped++;
+	else
+		mirror_compare(rq, res);
+	/* done with it: nothing names these numbers any more */
+	mset_close(&m->a);
+	mset_close(&m->b);
+	return NULL;
+}
+
 static void gen_one(struct io_uring_sqe *sqe)
 {
 	int idx = F.nreqs++;
@@ -1216,11 +1789,15 @@ static void gen_one(struct io_uring_sqe *sqe)
 	rq->batch = F.batch;
 	rq->in_pool = -1;
 	rq->out_pool = -1;
+	rq->in_slot = -1;
+	rq->out_slot = -1;
 	rq->exact_kind = EX_NONE;
+
+	rq->mirror = -1;
 
 	if (rq->op == OP_IOCTL)
 		gen_ioctl(rq, sqe, idx);
-	else
+	else if (!one_in(6) || !gen_mirror(rq, sqe))
 		gen_splice_tee(rq, sqe);
 	fl = gen_sqe_flags();
 	sqe->flags |= fl;
@@ -1243,6 +1820,8 @@ static void gen_one(struct io_uring_sqe *sqe)
 	rq->optional = F.chain_skip || (rq->skip_flag && !e);
 	rq->head = F.chain_head >= 0 ? F.chain_head : idx;
 	link = sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK);
+	rq->linked = link || rq->head != idx;
+	rq->cancel_gen = __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST);
 	if (link) {
 		if (rq->skip_flag)
 			F.chain_skip = true;
@@ -1376,31 +1955,341 @@ static const char *check_ioctl(struct req *rq, int res)
 	return "unexpected result";
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * What a splice or tee may return, from the kernel code (6.12's
+ * fs/splice.c, io_uring/splice.c and the files' and protocols' methods;
+ * the series changes when a splice waits, never what it returns).
+ *
+ * io_uring first: the output is looked up before the issue, the input by
+ * io_splice()/io_tee(): -EBADF for an fd not open or a slot empty or out
+ * of range. A len of 0 then completes with 0 before do_splice()/do_tee()
+ * look at the files (io_splice(): "if (sp->len)").
+ *
+ * do_splice() and do_tee() then check, in this order, what the sqe and
+ * the kinds of file alone decide (one errno, whatever happens meanwhile):
+ *  -EBADF  input not FMODE_READ or output not FMODE_WRITE
+ *  tee: -EINVAL unless both are pipes, and not the same one
+ *  pipe -> pipe: -ESPIPE for an offset on either, -EINVAL for the same
+ *          pipe at both ends
+ *  pipe -> other: -ESPIPE for an input offset; -EINVAL for an output
+ *          offset on a file without FMODE_PWRITE (sockets, eventfd,
+ *          rings), for O_APPEND, for an offset rw_verify_area() refuses
+ *          (negative, or offset + len past LLONG_MAX) and for a file
+ *          without ->splice_write (do_splice_from())
+ *  other -> pipe: -ESPIPE for an output offset; -EINVAL for an input
+ *          offset without FMODE_PREAD or refused by rw_verify_area()
+ *  other -> other: -EINVAL
+ * and then what may happen while it runs:
+ *  from a pipe: 0 once it is empty without writers; -EAGAIN if the splice
+ *          is non-blocking (rq->nonblock) and it is empty
+ *  into a pipe: -EPIPE without readers (possible only once a read end's fd
+ *          was closed: pipe_obj.reader_closed), -EAGAIN when full if
+ *          non-blocking; into a pipe from a file without ->splice_read,
+ *          -EINVAL, but only after that wait for room (splice_file_to_pipe())
+ *  the other end's own results: struct kprop's rd (read into a pipe) and
+ *          wr (written from a pipe), and whether bytes can come at all
+ *  any of them: -EAGAIN from a non-blocking socket end (in rq->nonblock)
+ * Whatever the request: -ECANCELED once cancelled (a cancel issued after
+ * it was made) or as a member of a link chain; -EINTR once a cancel was
+ * issued this round (a signalled io-wq worker's -ERESTARTSYS, which
+ * io_uring turns into -EINTR).
+ */
+enum {
+	EB_BADF, EB_INVAL, EB_SPIPE, EB_PIPE, EB_AGAIN, EB_NOTCONN,
+	EB_CONNRESET, EB_CONNREFUSED, EB_MSGSIZE, EB_DESTADDRREQ, EB_NR
+};
+
+static const int eb_errno[EB_NR] = {
+	EBADF, EINVAL, ESPIPE, EPIPE, EAGAIN, ENOTCONN,
+	ECONNRESET, ECONNREFUSED, EMSGSIZE, EDESTADDRREQ,
+};
+
+#define EB(e)		(1U << EB_##e)
+/* what byte counts can come: some bytes, 0 */
+#define RES_BYTES	1U
+#define RES_ZERO	2U
+
+struct kprop {
+	bool pipe;
+	bool r, w;		/* FMODE_READ, FMODE_WRITE */
+	bool pos;		/* FMODE_PREAD and FMODE_PWRITE */
+	bool append;		/* O_APPEND */
+	bool sread, swrite;	/* has ->splice_read, ->splice_write */
+	unsigned int rd, wr;	/* EB_*: reading it into a pipe, writing it */
+	unsigned int rd_res, wr_res;	/* RES_* */
+};
+
+static const struct kprop kprops[K_NR] = {
+	/* pipes and FIFOs: do_splice()/do_tee() handle both ends themselves */
+	[K_PIPE_R]	= { .pipe = true, .r = true },
+	[K_PIPE_W]	= { .pipe = true, .w = true },
+	[K_FIFO_R]	= { .pipe = true, .r = true },
+	[K_FIFO_W]	= { .pipe = true, .w = true },
+	[K_FIFO_RW]	= { .pipe = true, .r = true, .w = true },
+	/*
+	 * AF_UNIX stream pair. unix_stream_splice_read(): the sk_err that
+	 * unix_release_sock() leaves when the peer closes with bytes unread
+	 * (-ECONNRESET); 0 after the peer's close or a shutdown.
+	 * unix_stream_sendmsg(): -EPIPE after a shutdown or the peer's close
+	 * (pipe_err), or that sk_err (sock_alloc_send_pskb()).
+	 */
+	[K_UNIX_STREAM]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(CONNRESET), .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
+	/*
+	 * AF_UNIX dgram pair. No ->splice_read: copy_splice_read() and
+	 * unix_dgram_recvmsg(): data, or 0 after a shutdown; no sk_err is
+	 * ever set on it here. unix_dgram_sendmsg(): -EMSGSIZE above
+	 * sk_sndbuf - 32 (prefill_sock() makes it small), -ECONNREFUSED once
+	 * the peer is closed, -ENOTCONN after that, -ECONNRESET when the peer
+	 * closes during the send (restart without a peer), -EPIPE after a
+	 * shutdown of either side.
+	 */
+	[K_UNIX_DGRAM]	= { .r = true, .w = true, .swrite = true, .sread = true,
+			    .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) | EB(NOTCONN) |
+				  EB(CONNRESET) | EB(PIPE),
+			    .wr_res = RES_BYTES },
+	/*
+	 * Connected TCP. tcp_splice_read(): the socket's error (-ECONNRESET;
+	 * -EPIPE for a reset in CLOSE_WAIT, tcp_reset()), -ENOTCONN in
+	 * TCP_CLOSE without a shutdown, 0 after a FIN or a shutdown.
+	 * tcp_sendmsg_locked(): -EPIPE after a shutdown or when no longer
+	 * connected (sk_stream_wait_connect()), or the socket's error.
+	 */
+	[K_TCP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(CONNRESET) | EB(PIPE) | EB(NOTCONN),
+			    .rd_res = RES_BYTES | RES_ZERO,
+			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
+	/*
+	 * Listening TCP: tcp_read_sock() refuses it (-ENOTCONN); a
+	 * shutdown(SHUT_RD) disconnects it (inet_shutdown()) to TCP_CLOSE:
+	 * -ENOTCONN, or 0 once shut down again. Sending:
+	 * sk_stream_wait_connect() gives -EPIPE. No byte ever moves.
+	 */
+	[K_TCP_LISTEN]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd = EB(NOTCONN), .rd_res = RES_ZERO,
+			    .wr = EB(PIPE) },
+	/*
+	 * UDP, never connected, bound or sent to: copy_splice_read() and
+	 * udp_recvmsg() find nothing (0 after a shutdown); udp_sendmsg():
+	 * -EMSGSIZE above 0xffff bytes, else -EDESTADDRREQ; udpv6_sendmsg()
+	 * -EDESTADDRREQ first.
+	 */
+	[K_UDP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd_res = RES_ZERO,
+			    .wr = EB(MSGSIZE) | EB(DESTADDRREQ) },
+	[K_UDP6]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .rd_res = RES_ZERO, .wr = EB(DESTADDRREQ) },
+	/*
+	 * NETLINK_USERSOCK, O_NONBLOCK: nothing ever arrives, so
+	 * netlink_recvmsg() gives -EAGAIN only; netlink_sendmsg(): -EMSGSIZE
+	 * above sk_sndbuf - 32, else -ECONNREFUSED (no kernel socket at port
+	 * 0: netlink_getsockbyportid()). shutdown(2) does nothing to it.
+	 */
+	[K_NETLINK]	= { .r = true, .w = true, .sread = true, .swrite = true,
+			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) },
+	/*
+	 * tmpfs (memfd_create(), or reopened through /proc): shmem's
+	 * ->splice_read gives 0 at or past the end; iter_file_splice_write()
+	 * writes anywhere below LLONG_MAX (s_maxbytes), sparse.
+	 */
+	[K_FILE]	= { .r = true, .w = true, .pos = true, .sread = true,
+			    .swrite = true, .rd_res = RES_BYTES | RES_ZERO,
+			    .wr_res = RES_BYTES },
+	[K_FILE_APPEND]	= { .r = true, .w = true, .pos = true, .append = true,
+			    .sread = true, .swrite = true,
+			    .rd_res = RES_BYTES | RES_ZERO },
+	[K_FILE_RO]	= { .r = true, .pos = true, .sread = true, .swrite = true,
+			    .rd_res = RES_BYTES | RES_ZERO },
+	/* O_PATH: fget() refuses it, -EBADF at the lookup */
+	[K_OPATH]	= { 0 },
+	/* "/" (rootfs): simple directory operations, no ->splice_read */
+	[K_DIR]		= { .r = true, .pos = true },
+	/* null_fops: ->splice_write (splice_write_null()) but no ->splice_read */
+	[K_DEVNULL]	= { .r = true, .w = true, .pos = true, .swrite = true,
+			    .wr_res = RES_BYTES },
+	/* anonymous inodes without splice methods or FMODE_PREAD/PWRITE */
+	[K_EVENTFD]	= { .r = true, .w = true },
+	[K_URING]	= { .r = true, .w = true },
+	[K_URING_OTHER]	= { .r = true, .w = true },
+};
+
+struct expect {
+	unsigned int errs;	/* EB_* */
+	unsigned int res;	/* RES_* */
+};
+
+/* rw_verify_area() on an explicit offset (6.12, no FOP_UNSIGNED_OFFSET) */
+static bool bad_pos(__u64 off, __u32 len)
+{
+	return (long long)off < 0 || (long long)(off + len) < 0;
+}
+
+/* Into the pipe of pool entry @oe: no reader, full. */
+static void into_pipe(const struct req *rq, int oe, struct expect *x)
+{
+	if (F.pipes[F.pool[oe].pipe].reader_closed)
+		x->errs |= EB(PIPE);
+	if (rq->nonblock)
+		x->errs |= EB(AGAIN);
+}
+
+/* Out of a pipe: empty without writers, empty. */
+static void from_pipe(const struct req *rq, struct expect *x)
+{
+	x->res |= RES_ZERO;
+	if (rq->nonblock)
+		x->errs |= EB(AGAIN);
+}
+
+/*
+ * Add what the request may give if its input is pool entry @ie and its
+ * output @oe (-1: no file there) to @x, in the kernel's order.
+ */
+static void pair_expect(const struct req *rq, int ie, int oe, struct expect *x)
+{
+	const struct io_uring_sqe *s = &rq->sqe;
+	const struct kprop *ip, *op;
+	bool off_in = s->splice_off_in != NO_OFF, off_out = s->off != NO_OFF;
+
+	if (ie < 0 || oe < 0) {
+		x->errs |= EB(BADF);
+		return;
+	}
+	if (!s->len) {
+		x->res |= RES_ZERO;
+		return;
+	}
+	ip = &kprops[F.pool[ie].kind];
+	op = &kprops[F.pool[oe].kind];
+	if (!ip->r || !op->w) {
+		x->errs |= EB(BADF);
+		return;
+	}
+	if (ip->pipe && op->pipe) {
+		if (rq->op == OP_SPLICE && (off_in || off_out)) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if (F.pool[ie].pipe == F.pool[oe].pipe) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		from_pipe(rq, x);
+		into_pipe(rq, oe, x);
+		x->res |= RES_BYTES;
+		return;
+	}
+	if (rq->op == OP_TEE) {
+		x->errs |= EB(INVAL);
+		return;
+	}
+	if (ip->pipe) {
+		if (off_in) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if ((off_out && (!op->pos || bad_pos(s->off, s->len))) ||
+		    op->append || !op->swrite) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		from_pipe(rq, x);
+		x->errs |= op->wr;
+		x->res |= op->wr_res;
+		return;
+	}
+	if (op->pipe) {
+		if (off_out) {
+			x->errs |= EB(SPIPE);
+			return;
+		}
+		if (off_in && (!ip->pos || bad_pos(s->splice_off_in, s->len))) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		into_pipe(rq, oe, x);
+		if (!ip->sread) {
+			x->errs |= EB(INVAL);
+			return;
+		}
+		x->errs |= ip->rd;
+		x->res |= ip->rd_res;
+		if (rq->nonblock)
+			x->errs |= EB(AGAIN);
+		return;
+	}
+	x->errs |= EB(INVAL);
+}
+
+/* Everything the request may give, over every file each end may be. */
+static void splice_expect(const struct req *rq, struct expect *x)
+{
+	int i, o;
+
+	memset(x, 0, sizeof(*x));
+	for (i = 0; i < 64; i++) {
+		if (!(rq->in_cand & (1ULL << i)))
+			continue;
+		for (o = 0; o < 64; o++)
+			if (rq->out_cand & (1ULL << o))
+				pair_expect(rq, i == 63 ? -1 : i,
+					    o == 63 ? -1 : o, x);
+	}
+}
+
+static void print_errs(char *buf, size_t len, unsigned int errs,
+		       unsigned int res)
+{
+	int i, n = 0;
+
+	buf[0] = 0;
+	if (res & RES_BYTES)
+		n += snprintf(buf + n, len - n, " count");
+	else if (res & RES_ZERO)
+		n += snprintf(buf + n, len - n, " 0");
+	for (i = 0; i < EB_NR && n < (int)len; i++)
+		if (errs & (1U << i))
+			n += snprintf(buf + n, len - n, " -%s",
+				      errname(eb_errno[i]));
+	if (!buf[0])
+		snprintf(buf, len, " nothing");
+}
+
 static const char *check_splice(struct req *rq, int res)
 {
-	if (res >= 0)
-		return res <= (long long)rq->sqe.len ? NULL :
-			"byte count beyond len";
-	switch (-res) {
-	case EAGAIN:
-		/* as from io-wq's blocking splice: only if asked not to wait */
-		if (rq->nonblock || F.nonblock_toggled)
+	static char why[300];
+	struct expect x;
+	char set[160];
+	int i;
+
+	if (res == -ECANCELED) {
+		if (rq->linked || rq->cancel_gen !=
+		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
 			return NULL;
-		/* a fixed end's slot may hold an O_NONBLOCK file by now */
-		if ((rq->in_pool < 0 || rq->out_pool < 0) && F.slots_updated)
-			return NULL;
-		return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
-	case EBADF: case EINVAL: case ESPIPE: case EPIPE:
-	case ECANCELED: case EOPNOTSUPP: case ENOTCONN: case ECONNRESET:
-	case EFBIG: case EOVERFLOW: case EDESTADDRREQ: case EMSGSIZE:
-	case ENOBUFS: case ECONNREFUSED: case ENOMEM: case ENOSPC:
-		return NULL;
-	case EINTR:
-		return F.cancel_issued ? NULL : "EINTR without a cancel";
-	case EACCES:
-		return F.restricted ? NULL : "EACCES on an unrestricted ring";
+		return "-ECANCELED without a cancel or a link";
 	}
-	return "unexpected errno";
+	if (res == -EINTR)
+		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	splice_expect(rq, &x);
+	if (res >= 0) {
+		if (res > (long long)rq->sqe.len)
+			return "byte count beyond len";
+		if (x.res & (res > 0 ? RES_BYTES : RES_ZERO))
+			return NULL;
+	} else {
+		for (i = 0; i < EB_NR; i++)
+			if (-res == eb_errno[i] && (x.errs & (1U << i)))
+				return NULL;
+		if (res == -EAGAIN && !rq->nonblock)
+			return "-EAGAIN without SPLICE_F_NONBLOCK or an O_NONBLOCK end";
+	}
+	print_errs(set, sizeof(set), x.errs, x.res);
+	snprintf(why, sizeof(why), "not what %s -> %s can give (expected:%s)",
+		 rq->in_desc, rq->out_desc, set);
+	return why;
 }
 
 static void stat_res(enum op op, int res)
@@ -1532,6 +2421,8 @@ static void handle_cqe(struct iou_cqe *c)
 			bad = "wrong errno";
 	} else if (rq->op == OP_IOCTL) {
 		bad = check_ioctl(rq, c->res);
+	} else if (rq->mirror >= 0) {
+		bad = check_mirror(rq, c->res);
 	} else {
 		bad = check_splice(rq, c->res);
 	}
@@ -1648,6 +2539,7 @@ static void cancel_sqe(__u64 ud, unsigned int flags)
 	sqe->user_data = CANCEL_UD | F.round;
 	F.cancels++;
 	F.cancel_issued = true;
+	__atomic_add_fetch(&F.cancel_gen, 1, __ATOMIC_SEQ_CST);
 	submit_all();
 }
 
@@ -1832,7 +2724,6 @@ static void chaos(void)
 		if (F.pool[i].fd >= 0 && F.pool[i].owned &&
 		    F.pool[i].kind != K_NETLINK)
 			set_nonblock(i, !F.pool[i].nonblock);
-		F.nonblock_toggled = true;
 	} else if (r < 90) {
 		usleep(rnd(3000));
 	}
@@ -1879,6 +2770,8 @@ static void *watchdog(void *arg)
 				/* before: the main thread may reap at once */
 				__atomic_store_n(&F.cancel_issued, true,
 						 __ATOMIC_SEQ_CST);
+				__atomic_add_fetch(&F.cancel_gen, 1,
+						   __ATOMIC_SEQ_CST);
 				iou_sys_register(wd_ring,
 						 IORING_REGISTER_SYNC_CANCEL,
 						 &sc, 1);
@@ -2018,8 +2911,7 @@ static void start_round(void)
 	F.table_nr = 0;
 	F.personality = 0;
 	F.cancel_issued = false;
-	F.nonblock_toggled = false;
-	F.slots_updated = false;
+	F.cancel_gen = 0;
 	F.drain_disabled = false;
 	F.drain_seen = false;
 	F.chain_skip = false;
@@ -2033,6 +2925,7 @@ static void start_round(void)
 	}
 	F.skip_round = !F.sqpoll && one_in(6);
 	make_pool();
+	make_mirrors();
 	wd_arm(true);
 	if (!one_in(4))
 		register_table();
@@ -2214,6 +3107,7 @@ static void close_and_watch(void)
 	pthread_mutex_unlock(&wd_lock);
 	iou_exit(&F.other);
 	iou_exit(&F.ring);
+	close_mirrors();
 	for (i = 0; i < F.npool; i++)
 		pool_close(i);
 	wd_arm(false);
@@ -2462,7 +3356,7 @@ int main(int argc, char **argv)
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stats == MAP_FAILED || ro_page == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	ksft_set_plan(8);
+	ksft_set_plan(9);
 
 	fflush(stdout);
 	pid = fork();
@@ -2498,6 +3392,9 @@ int main(int argc, char **argv)
 		       stats->cancels_needed, stats->watchdog_rounds, stats->cqes,
 		       stats->skipped);
 	ksft_print_msg("ring setup flags seen: 0x%llx\n", stats->setup_flags_seen);
+	ksft_print_msg("%llu splices and tees compared with splice(2) and tee(2) on an identical pair (%llu moved bytes), %llu not compared (a cancel in the round)\n",
+		       stats->mirror_cmp, stats->mirror_bytes,
+		       stats->mirror_skipped);
 	for (i = 0; i < OP_NR; i++)
 		if (i != OP_IOCTL || have_ioctl)
 			print_counts(op_name[i], stats->ok[i], stats->ok_pos[i],
@@ -2516,6 +3413,11 @@ int main(int argc, char **argv)
 	else
 		ksft_test_result_fail("every result in bounds or an expected errno (%llu failures)\n",
 				      stats->fails[F_RES]);
+	if (!stats->fails[F_MIRROR])
+		ksft_test_result_pass("splices and tees on files of their own moved what splice(2) and tee(2) move\n");
+	else
+		ksft_test_result_fail("splices and tees on files of their own moved what splice(2) and tee(2) move (%llu failures)\n",
+				      stats->fails[F_MIRROR]);
 	if (!stats->fails[F_RESTART])
 		ksft_test_result_pass("no -ERESTARTSYS leaked by a cancelled request\n");
 	else
