@@ -89,8 +89,8 @@
 #include "iou_helpers.h"
 #include "../kselftest.h"
 
-/* IORING_OP_IOCTL, new with the series; 58 is another opcode upstream. */
-#define OP_IOCTL_NR		58
+/* IORING_OP_IOCTL, new with the series (iou_helpers.h). */
+#define OP_IOCTL_NR		IOU_OP_IOCTL_NR
 #define FZ_FIONREAD		0x541B
 #define FZ_SIOCOUTQ		0x5411
 #define FZ_SIOCOUTQNSD		0x894B
