@@ -16,7 +16,8 @@ usage() {
 Usage: $0 [options] [NAME...]
 
 For the control (the series as it is) and then each mutation
-(mutations/NAME.patch; every one by default): copies this repository's
+(mutations/NAME.patch; by default every one without a "Hangs:" or
+"Not-caught:" line, which run only when named): copies this repository's
 committed files to a scratch worktree, adds the mutation as the last
 patch of the series, runs ./run_kunit.sh and ./run_selftests.sh there
 and compares the tests that failed (lib/mutation_check.py) with the
@@ -55,8 +56,16 @@ done
 if [ ${#names[@]} -eq 0 ]; then
 	for patch in "$IOU_REPO"/mutations/*.patch; do
 		[ -e "$patch" ] || iou_die "no mutations in $IOU_REPO/mutations"
+		# A mutation that hangs a test until a timeout, or that no test
+		# catches yet, runs only when named; its header says why.
+		why=$(grep -m 1 -E '^(Hangs|Not-caught): ' "$patch" || true)
+		if [ -n "$why" ]; then
+			echo "$(basename "$patch" .patch): not run by default ($why)"
+			continue
+		fi
 		names+=("$(basename "$patch" .patch)")
 	done
+	[ ${#names[@]} -gt 0 ] || iou_die "every mutation runs only when named"
 fi
 for name in "${names[@]}"; do
 	[ -f "$IOU_REPO/mutations/$name.patch" ] || iou_die "no mutations/$name.patch"

@@ -15,6 +15,8 @@ did, EXTRA when others failed too, NOT-CAUGHT when a must-fail test
 passed, and INFRA when a result file is missing or holds no result (a
 build error, a guest that did not finish); the exit status is 0 for
 CAUGHT only. A program-level failure is expected when one of its cases is.
+A patch with a "Not-caught:" line and no "Must-fail:" line (a known gap:
+no test catches it) is NOT-CAUGHT when nothing failed, EXTRA otherwise.
 """
 import json
 import re
@@ -103,6 +105,11 @@ def must_fail(path):
         return {m.group(1) for m in map(MUST_FAIL.match, f) if m}
 
 
+def not_caught(path):
+    with open(path, encoding="utf-8") as f:
+        return any(line.startswith("Not-caught: ") for line in f)
+
+
 def parse(argv):
     args, rest = {}, []
     while argv:
@@ -129,6 +136,12 @@ def main(argv):
             print(name)
         return 0
     expected = must_fail(rest[0])
+    if not expected and not_caught(rest[0]):
+        # a known gap: no test catches it (yet)
+        for name in sorted(failed):
+            print(f"  failed, not listed: {name}")
+        print("EXTRA" if failed else "NOT-CAUGHT")
+        return 1
     if not expected:
         print(f"INFRA: {rest[0]} names no Must-fail: test")
         return 1
