@@ -11,9 +11,12 @@
  *  - IORING_OP_POLL_ADD, single and multishot, and its removal: the poll
  *    arming that 0012 changed for every opcode;
  *  - io-wq's hashed work: buffered writes to one regular file are hashed
- *    by inode and run one at a time, so workers wait on the hash and are
- *    woken by io_wq_hash_wake(); every write must complete with its count
- *    and the file must hold what was written.
+ *    by inode and run one at a time. io-wq starts a second worker for
+ *    them only when none is running, so reads on empty pipes make
+ *    workers first, which are idle (free) once the reads are fed: each
+ *    write's enqueue wakes one, which finds the hash busy and waits on it
+ *    (io_wq_hash_wake() wakes it). Every read must complete with its
+ *    byte, every write with its count, and the file must hold the writes.
  */
 
 #define _GNU_SOURCE
@@ -35,6 +38,8 @@
 #define UD_DRAINED	2
 #define HASHED_WRITES	64
 #define HASHED_LEN	16384
+#define HASHED_READERS	4
+#define UD_READER	1000
 
 /* Wait until @fd reads EOF: 0, or -ETIME after @ms. */
 static int wait_eof(int fd, int ms)
@@ -217,17 +222,45 @@ static bool hashed_writes(void)
 {
 	static unsigned char buf[HASHED_WRITES][HASHED_LEN];
 	static unsigned char back[HASHED_LEN];
+	static char rbuf[HASHED_READERS];
 	struct io_uring_sqe *sqe;
 	char path[] = "/tmp/changed_paths.XXXXXX";
 	struct iou_ring ring;
 	struct iou_cqe cqe;
-	int fd, i, got = 0;
+	int fd, i, got = 0, p[HASHED_READERS][2];
 	bool ok = true;
 
 	fd = mkstemp(path);
-	if (fd < 0 || iou_setup(&ring, HASHED_WRITES, 0))
+	if (fd < 0 || iou_setup(&ring, HASHED_WRITES + HASHED_READERS, 0))
 		return false;
 	unlink(path);
+	/* workers of their own, blocked in read(2) until fed below */
+	for (i = 0; i < HASHED_READERS; i++) {
+		if (pipe(p[i]))
+			return false;
+		sqe = iou_get_sqe(&ring);
+		sqe->opcode = IORING_OP_READ;
+		sqe->fd = p[i][0];
+		sqe->addr = (unsigned long)&rbuf[i];
+		sqe->len = 1;
+		sqe->flags = IOSQE_ASYNC;
+		sqe->user_data = UD_READER + i;
+	}
+	if (iou_submit_and_wait(&ring, 0) != HASHED_READERS)
+		return false;
+	usleep(100000);
+	for (i = 0; i < HASHED_READERS; i++) {
+		if (write(p[i][1], "r", 1) != 1)
+			return false;
+	}
+	while (got < HASHED_READERS && !iou_wait_cqe_timeout(&ring, &cqe, WAIT_MS)) {
+		got++;
+		if (cqe.user_data < UD_READER || cqe.res != 1) {
+			ksft_print_msg("read %llu: %d\n", (unsigned long long)cqe.user_data,
+				       cqe.res);
+			ok = false;
+		}
+	}
 	for (i = 0; i < HASHED_WRITES; i++) {
 		memset(buf[i], 'a' + i % 26, HASHED_LEN);
 		sqe = iou_get_sqe(&ring);
@@ -241,7 +274,8 @@ static bool hashed_writes(void)
 	}
 	if (iou_submit_and_wait(&ring, 0) != HASHED_WRITES)
 		return false;
-	while (got < HASHED_WRITES && !iou_wait_cqe_timeout(&ring, &cqe, WAIT_MS)) {
+	while (got < HASHED_WRITES + HASHED_READERS &&
+	       !iou_wait_cqe_timeout(&ring, &cqe, WAIT_MS)) {
 		got++;
 		if (cqe.res != HASHED_LEN) {
 			ksft_print_msg("write %llu: %d\n", (unsigned long long)cqe.user_data,
@@ -249,8 +283,9 @@ static bool hashed_writes(void)
 			ok = false;
 		}
 	}
-	if (got != HASHED_WRITES) {
-		ksft_print_msg("%d of %d writes completed\n", got, HASHED_WRITES);
+	if (got != HASHED_WRITES + HASHED_READERS) {
+		ksft_print_msg("%d of %d writes and reads completed\n", got,
+			       HASHED_WRITES + HASHED_READERS);
 		ok = false;
 	}
 	for (i = 0; ok && i < HASHED_WRITES; i++) {
@@ -262,6 +297,10 @@ static bool hashed_writes(void)
 	}
 	iou_exit(&ring);
 	close(fd);
+	for (i = 0; i < HASHED_READERS; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
 	return ok;
 }
 
