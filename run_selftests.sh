@@ -49,6 +49,14 @@ Options:
                    IOSQE_ASYNC vs splice(2), ring FIONREAD vs ioctl(2)) in
                    the guest instead of the tests; their tables go to
                    bench.txt in the results folder
+  --icount         count instructions: QEMU's -icount shift=0,sleep=off (TCG
+                   only), so the guest's clock advances 1 ns per instruction
+                   the vCPUs execute and stands still while they idle. With
+                   --bench, the benchmarks print guest instructions per op
+                   and ops per guest second, each cell run once (the counts
+                   repeat); with --run, only those programs run (not the
+                   suite), their output in bench.txt too. The guest gets
+                   IOU_ICOUNT=1, which the benchmarks read (their -i)
   --shell          boot the same guest to an interactive shell instead; run
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
@@ -88,7 +96,8 @@ Options:
                    baseline)
   --kvm            use KVM instead of TCG (opt-in; env IOU_KVM=1)
   --output DIR     results folder (default: \$IOU_OUT_DIR/selftests-<date>,
-                   or bench-<date> with --bench)
+                   or bench-<date> with --bench; bench-icount-<date> and
+                   run-icount-<date> with --icount)
   -h, --help       this text
 
 More environment:
@@ -112,7 +121,7 @@ kernel's messages, streamed from a second serial port, console=ttyS1, while
 the guest runs: read for splats too, and what is left of a guest killed by
 the timeout), config.log, build.log, selftests-build.log and results.txt
 (what was printed) in the results folder; \$IOU_OUT_DIR/selftests-latest
-(bench-latest) points at the newest one. With --liburing:
+(bench-latest, run-latest) points at the newest one. With --liburing:
 liburing[-pristine]-<date>/ with console.log, kmsg.log, liburing-build.log,
 results.txt and liburing-results.tsv (test, result, exit code, seconds);
 \$IOU_OUT_DIR/liburing-latest points at the newest, and the pristine baseline
@@ -123,6 +132,7 @@ EOF
 }
 
 mode=run
+icount=0
 debug=0
 coverage=0
 liburing=0
@@ -133,6 +143,7 @@ while [ $# -gt 0 ]; do
 	--run) shift; extra=("$@"); [ "${#extra[@]}" -gt 0 ] || iou_die "--run needs a path"; break ;;
 	--shell) mode=shell ;;
 	--bench) mode=bench ;;
+	--icount) icount=1 ;;
 	--debug) debug=1 ;;
 	--coverage) coverage=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
@@ -151,6 +162,16 @@ done
 [ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
 [ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
+if [ "$icount" = 1 ]; then
+	[ "$IOU_KVM" != 1 ] || iou_die "--icount is TCG's: not with --kvm"
+	[ "$liburing" = 0 ] || iou_die "--icount goes with --bench or --run, not --liburing"
+	[ "$coverage" = 0 ] || iou_die "--icount goes with --bench or --run, not --coverage"
+	# --run under --icount: only the programs given, not the suite.
+	if [ "$mode" = run ]; then
+		[ "${#extra[@]}" -gt 0 ] || iou_die "--icount goes with --bench or --run"
+		mode=extra
+	fi
+fi
 if [ "$coverage" = 1 ]; then
 	[ "$mode" != bench ] || iou_die "--coverage and --bench do not go together"
 	[ "$IOU_WITH_SERIES" = 1 ] || iou_die "--coverage reports on the series: not with --pristine"
@@ -181,6 +202,7 @@ mapfile -t fragments < <(iou_guest_fragments "${extra_fragments[@]}")
 build=$(iou_guest_build_dir "${variant#-pristine}")
 kind=selftests
 [ "$mode" = bench ] && kind=bench
+[ "$mode" = extra ] && kind=run
 [ "$liburing" = 0 ] || kind=liburing
 # The pristine results a patched --liburing run is compared with.
 baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}.tsv
@@ -188,7 +210,7 @@ if [ "$liburing" = 1 ] && [ "$IOU_WITH_SERIES" = 1 ] && [ "$mode" = run ] && [ !
 	iou_die "no pristine liburing results ($baseline): run $0 --pristine --liburing$([ "$debug" = 1 ] && echo " --debug") first"
 fi
 iou_lock_build_dir "$build"
-out=${out:-$IOU_OUT_DIR/$kind$variant-$(date +%Y%m%d-%H%M%S)}
+out=${out:-$IOU_OUT_DIR/$kind$variant$([ "$icount" = 0 ] || echo -icount)-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$build" "$out"
 ln -sfn "$(realpath "$out")" "$IOU_OUT_DIR/$kind-latest"
 
@@ -242,6 +264,8 @@ build_initramfs() {
 	[ "$coverage" = 0 ] || iou_coverage_initramfs "$rootfs"
 	chmod 755 "$rootfs/init"
 	echo "$mode" >"$rootfs/iou-mode"
+	# /init exports IOU_ICOUNT=1 when the guest's clock counts instructions.
+	[ "$icount" = 0 ] || echo "shift=0,sleep=off" >"$rootfs/iou-icount"
 	# Whether this kernel has the series is the runner's to say, not the
 	# tests' to guess: /init exports it as IOU_SERIES.
 	if [ "$IOU_WITH_SERIES" = 1 ]; then
@@ -353,6 +377,8 @@ qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 	-serial mon:stdio -chardev "file,id=kmsg,path=${kmsg//,/,,}" -serial chardev:kmsg
 	-drive "file=${ext4_image//,/,,},if=virtio,format=raw,cache=unsafe")
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
+# One guest nanosecond per instruction executed, none while the vCPUs idle.
+[ "$icount" = 0 ] || qemu+=(-icount "shift=0,sleep=off")
 # The monitor is the one on stdio's mux (Ctrl-A c) unless a socket is asked for.
 if [ -n "$IOU_QEMU_MONITOR" ]; then
 	qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
@@ -365,7 +391,7 @@ if [ "$mode" = shell ]; then
 	exec "${qemu[@]}"
 fi
 
-iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log, kernel messages: $kmsg)"
+iou_log "booting the guest under QEMU ($([ "$IOU_KVM" = 1 ] && echo KVM || echo TCG)$([ "$icount" = 0 ] || echo ", -icount shift=0,sleep=off")), timeout ${IOU_GUEST_TIMEOUT}s (console: $out/console.log, kernel messages: $kmsg)"
 rc=0
 timeout --foreground -k 10 "$IOU_GUEST_TIMEOUT" "${qemu[@]}" </dev/null |
 	tee "$out/console.log" | grep --line-buffered -E '^(ok|not ok) [0-9]+ |^IOU-' |
@@ -375,7 +401,7 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 fi
 iou_log "results in $out"
 [ "$coverage" = 0 ] || iou_coverage_extract "$out"
-if [ "$mode" = bench ]; then
+if [ "$mode" = bench ] || [ "$mode" = extra ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		{ grep -v '^IOU-RUN-BEGIN' || true; } | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"
 	python3 "$IOU_REPO/lib/guest_log.py" bench "$out/console.log" --kmsg "$kmsg" \

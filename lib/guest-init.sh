@@ -37,11 +37,17 @@ hostname iou-guest
 # and fails a program whose probe disagrees.
 IOU_SERIES=$(cat /iou-series 2>/dev/null)
 export IOU_SERIES
+# run_selftests.sh --icount: QEMU's clock counts instructions (1 ns each,
+# none while idle); the benchmarks read IOU_ICOUNT and say so in their tables.
+if [ -f /iou-icount ]; then
+	export IOU_ICOUNT=1
+fi
 # On a line of its own: the firmware's last output does not end one.
 echo
 echo "IOU-GUEST-START $(uname -r)"
 # The host checks it against QEMU's -smp: races need a second CPU.
 echo "IOU-GUEST-CPUS $(grep -c '^processor' /proc/cpuinfo)"
+[ -z "${IOU_ICOUNT:-}" ] || echo "IOU-ICOUNT $(cat /iou-icount): the guest's clock counts instructions"
 # The ext4 disk that run_selftests.sh attaches (virtio, /dev/vda): a page
 # cache on a block device for splice_file and splice_bench, which skip
 # without it; this line says why it is missing.
@@ -121,6 +127,9 @@ run_liburing_test() {
 
 if [ -d /liburing ]; then
 	cd /liburing && run_liburing
+elif [ "$(cat /iou-mode)" = extra ]; then
+	# --icount --run: only the programs given.
+	:
 elif [ "$(cat /iou-mode)" = bench ]; then
 	# The benchmarks instead of the tests, each reported like an extra.
 	for prog in /kselftest/io_uring/*_bench; do
