@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the io_uring benchmarks (splice_bench, proxy_bench) share: the
- * median of a figure over rounds, and how far the rounds spread.
+ * What the io_uring benchmarks (splice_bench, proxy_bench, ioctl_bench)
+ * share: the median of a figure over rounds, and how far the rounds
+ * spread; and their instruction-count mode (-i, or IOU_ICOUNT=1 from
+ * run_selftests.sh --icount), where QEMU's -icount shift=0,sleep=off makes
+ * the guest's clock advance one nanosecond per instruction executed and
+ * stand still while the vCPUs idle: a "second" is then 10^9 guest
+ * instructions, and ops per second say instructions per op.
  */
 #ifndef __BENCH_HELPERS_H
 #define __BENCH_HELPERS_H
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {
@@ -24,6 +33,72 @@ static inline double bench_median(double *v, int n, double *spread)
 	qsort(v, n, sizeof(v[0]), bench_cmp_double);
 	*spread = v[n / 2] > 0 ? (v[n - 1] - v[0]) / v[n / 2] : 0;
 	return v[n / 2];
+}
+
+/* Whether run_selftests.sh --icount booted this guest (IOU_ICOUNT=1). */
+static inline bool bench_icount_env(void)
+{
+	const char *v = getenv("IOU_ICOUNT");
+
+	return v && !strcmp(v, "1");
+}
+
+/* Guest instructions per op from ops per guest second (-icount shift=0). */
+static inline double bench_insn_per_op(double ops_per_sec)
+{
+	return ops_per_sec > 0 ? 1e9 / ops_per_sec : 0;
+}
+
+/*
+ * Guest nanoseconds per instruction of a loop of two instructions
+ * (dec, jnz) run 10^7 times: 1.00 when the clock counts instructions
+ * (-icount shift=0), something else on a real clock; 0 where the loop
+ * is not written for the CPU.
+ */
+static inline double bench_ns_per_insn(void)
+{
+#if defined(__x86_64__)
+	const unsigned long iters = 10000000;
+	unsigned long n = iters;
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	asm volatile("1: dec %0\n\tjnz 1b" : "+r" (n) : : "cc");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) /
+	       (2.0 * iters);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * In the instruction-count mode, say so and check that the clock does
+ * count instructions (within 5%: timer interrupts add a little); false,
+ * with the reason printed, when it does not (-i without -icount).
+ */
+static inline bool bench_icount_check(const char *prog)
+{
+	double ns = bench_ns_per_insn();
+
+	printf("%s: instruction counts (QEMU -icount shift=0,sleep=off):\n"
+	       "  1 guest ns = 1 instruction, a guest second = 10^9 of them;\n"
+	       "  idle vCPUs cost nothing, so rows that hand work to io-wq or\n"
+	       "  wait for another thread look better than on hardware\n",
+	       prog);
+	if (ns == 0) {
+		printf("%s: clock check not done on this CPU\n", prog);
+		return true;
+	}
+	printf("%s: clock check, a 2-instruction loop: %.3f guest ns per instruction\n",
+	       prog, ns);
+	if (ns < 0.95 || ns > 1.05) {
+		printf("%s: the guest's clock does not count instructions:\n"
+		       "  -i (IOU_ICOUNT=1) needs QEMU -icount shift=0,sleep=off\n",
+		       prog);
+		return false;
+	}
+	return true;
 }
 
 #endif

@@ -15,6 +15,15 @@
  * prints ops/s and each row's ratio to ioctl(2) on the same file.
  * Every answer is checked; a wrong one makes the exit status 1.
  * Exit 4 (skip) when io_uring or IORING_OP_IOCTL is missing.
+ *
+ * -i (the default when IOU_ICOUNT=1, run_selftests.sh --icount): the
+ * guest's clock counts instructions (QEMU -icount shift=0,sleep=off), so
+ * the table gives ops per guest second and guest instructions per op, and
+ * adds the ring's floor: getppid() in a loop and NOPs at depth 1 and 32
+ * through the same loop as the FIONREAD rows; then, per file, the ideal
+ * ratio to ioctl(2) at depth 1 and 32, what the ring would reach if it
+ * added only a NOP's cost to the work ioctl(2) does after its syscall
+ * entry: ioctl(2) / (ioctl(2) - getppid() + NOP) in instructions per op.
  */
 
 #define _GNU_SOURCE
@@ -29,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_helpers.h"
 #include "iou_helpers.h"
 #include "ioctl_helpers.h"
 
@@ -44,7 +54,7 @@
 #define IOU_SOCKET_URING_OP_SIOCINQ	0
 
 /* What a ring row submits. */
-enum ring_op { RING_IOCTL, RING_URING_CMD };
+enum ring_op { RING_IOCTL, RING_URING_CMD, RING_NOP };
 
 struct row {
 	const char *file;
@@ -56,6 +66,7 @@ struct row {
 
 static double opt_secs = 0.9;
 static unsigned long long opt_ops;
+static bool icount;	/* the clock counts instructions (-i, IOU_ICOUNT=1) */
 static unsigned long long wrong;
 
 static double now_sec(void)
@@ -103,6 +114,23 @@ static void bench_ioctl(struct row *r, int fd, int want)
 	r->ops = ops;
 }
 
+/* getppid() in a loop as bench_ioctl() loops: a syscall's own cost. */
+static void bench_getppid(struct row *r)
+{
+	unsigned long long ops = 0;
+	pid_t parent = getppid();
+	double t0 = now_sec();
+	int i;
+
+	do {
+		for (i = 0; i < CHECK_EVERY; i++)
+			check(0, getppid(), parent);
+		ops += CHECK_EVERY;
+	} while (!row_done(t0, ops));
+	r->secs = now_sec() - t0;
+	r->ops = ops;
+}
+
 /*
  * @depth FIONREADs per io_uring_enter() on @fd (a slot if @sqe_flags has
  * IOSQE_FIXED_FILE), all waited for before the next batch.
@@ -112,6 +140,10 @@ static void prep_op(struct io_uring_sqe *sqe, enum ring_op op, int fd,
 {
 	if (op == RING_IOCTL) {
 		iou_prep_ioctl(sqe, fd, FIONREAD, IOCTL_PTR(val));
+		return;
+	}
+	if (op == RING_NOP) {
+		sqe->opcode = IORING_OP_NOP;
 		return;
 	}
 	sqe->opcode = IORING_OP_URING_CMD;
@@ -125,6 +157,8 @@ static void check_op(enum ring_op op, int res, int val, int want)
 {
 	if (op == RING_URING_CMD)
 		check(res < 0 ? res : 0, res, want);
+	else if (op == RING_NOP)
+		check(res, 0, 0);
 	else
 		check(res, val, want);
 }
@@ -232,8 +266,13 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d seconds | -n ops]\n"
-		"  -d S  run each row for S seconds (default %.1f)\n"
+		"usage: %s [-i] [-d seconds | -n ops]\n"
+		"  -i    the guest's clock counts instructions (QEMU -icount\n"
+		"        shift=0,sleep=off; default when IOU_ICOUNT=1):\n"
+		"        instructions per op, the ring's floor (getppid(),\n"
+		"        NOPs) and the ideal ratios\n"
+		"  -d S  run each row for S seconds (default %.1f; guest\n"
+		"        seconds, 10^9 instructions, with -i)\n"
 		"  -n N  run each row for N operations instead\n",
 		prog, opt_secs);
 	exit(2);
@@ -277,8 +316,12 @@ int main(int argc, char **argv)
 	bool have_cmd;
 	double base, ioc, cmd;
 
-	while ((opt = getopt(argc, argv, "d:n:h")) != -1) {
+	icount = bench_icount_env();
+	while ((opt = getopt(argc, argv, "d:in:h")) != -1) {
 		switch (opt) {
+		case 'i':
+			icount = true;
+			break;
 		case 'd':
 			opt_secs = strtod(optarg, NULL);
 			if (opt_secs <= 0)
@@ -340,10 +383,13 @@ int main(int argc, char **argv)
 	uname(&uts);
 	printf("FIONREAD: ioctl(2) against IORING_OP_IOCTL, kernel %s\n",
 	       uts.release);
+	if (icount && !bench_icount_check("ioctl_bench"))
+		return 1;
 	if (opt_ops)
 		printf("%llu ops per row\n", opt_ops);
 	else
-		printf("%.2f s per row\n", opt_secs);
+		printf("%.2f %s per row\n", opt_secs,
+		       icount ? "guest s (10^9 instructions)" : "s");
 
 	for (f = 0; f < NFILES; f++) {
 		int fd = fds[f][0], slot = f;
@@ -398,17 +444,35 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* the ring's floor: NOPs, no file, prefilled */
-	rows[nrows] = (struct row){ "-", "NOP 32, prefill" };
-	ret = bench_ring_prefilled(&rows[nrows++], &ring, IORING_OP_NOP, -1, 0,
-				   0);
+	/*
+	 * The ring's floor: with -i, a syscall (getppid()) and NOPs through
+	 * the FIONREAD rows' loop; NOPs, no file, prefilled.
+	 */
+	ret = 0;
+	if (icount) {
+		rows[nrows] = (struct row){ "-", "getppid()" };
+		bench_getppid(&rows[nrows++]);
+		rows[nrows] = (struct row){ "-", "NOP depth 1" };
+		ret = bench_ring(&rows[nrows++], &ring, RING_NOP, -1, 0, 1, 0);
+	}
+	if (!ret && icount) {
+		rows[nrows] = (struct row){ "-", "NOP depth 32" };
+		ret = bench_ring(&rows[nrows++], &ring, RING_NOP, -1, 0, DEPTH,
+				 0);
+	}
+	if (!ret) {
+		rows[nrows] = (struct row){ "-", "NOP 32, prefill" };
+		ret = bench_ring_prefilled(&rows[nrows++], &ring, IORING_OP_NOP,
+					   -1, 0, 0);
+	}
 	if (ret) {
 		fprintf(stderr, "ring failed: %s\n", strerror(-ret));
 		return 1;
 	}
 
 	printf("\n%-5s %-30s %10s %12s %9s %11s\n", "file", "method", "ops",
-	       "ops/s", "ns/op", "/ ioctl(2)");
+	       icount ? "ops/guest-s" : "ops/s", icount ? "insn/op" : "ns/op",
+	       "/ ioctl(2)");
 	base = 0;
 	for (f = 0; f < nrows; f++) {
 		double rate = rows[f].ops / rows[f].secs;
@@ -416,8 +480,9 @@ int main(int argc, char **argv)
 		if (!strcmp(rows[f].method, "ioctl(2)"))
 			base = rate;
 		rows[f].ratio = rate / base;
-		printf("%-5s %-30s %10llu %12.0f %9.1f", rows[f].file,
-		       rows[f].method, rows[f].ops, rate, 1e9 / rate);
+		printf("%-5s %-30s %10llu %12.0f %9.*f", rows[f].file,
+		       rows[f].method, rows[f].ops, rate, icount ? 0 : 1,
+		       1e9 / rate);
 		if (strcmp(rows[f].file, "-"))
 			printf(" %10.2fx", rows[f].ratio);
 		printf("\n");
@@ -440,6 +505,33 @@ int main(int argc, char **argv)
 		printf(", fixed and prefilled %.2fx\n", ioc / cmd);
 	} else {
 		printf("tcp: no IORING_OP_URING_CMD to compare with\n");
+	}
+	if (icount) {
+		double ppid = row_rate(rows, nrows, "-", "getppid()");
+		static const char * const nops[] = { "NOP depth 1",
+						      "NOP depth 32" };
+		int d;
+
+		for (d = 0; d < 2; d++) {
+			double nop = row_rate(rows, nrows, "-", nops[d]);
+
+			printf("ideal at depth %d, ioctl(2) / (ioctl(2) - getppid() + NOP):",
+			       d ? DEPTH : 1);
+			for (f = 0; f < NFILES; f++) {
+				double sys = row_rate(rows, nrows, files[f],
+						      "ioctl(2)");
+
+				if (!sys || !ppid || !nop) {
+					printf(" %s n/a", files[f]);
+					continue;
+				}
+				sys = bench_insn_per_op(sys);
+				printf(" %s %.2fx", files[f],
+				       sys / (sys - bench_insn_per_op(ppid) +
+					      bench_insn_per_op(nop)));
+			}
+			printf("\n");
+		}
 	}
 	printf("io-wq workers of this process: %d (0: everything ran inline)\n",
 	       iou_count_io_workers());

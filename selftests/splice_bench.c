@@ -69,6 +69,22 @@
  * reg, per workload.  For the ext4 workloads: inline/async at QD1 (target
  * >= 3), inline / sendfile(2) at QD32 (target >= 1, and no io-wq worker in
  * the inline cell) and inline / splice(2) at QD32.
+ *
+ * -i (the default when IOU_ICOUNT=1, run_selftests.sh --icount): the
+ * guest's clock counts instructions (QEMU -icount shift=0,sleep=off), so
+ * each cell runs once (-n 1 unless given: the count repeats) and the table
+ * gives ops per guest second and guest instructions per op instead of the
+ * spread.  The workload "ring floor" [nop] is then added: IORING_OP_NOP
+ * through the same ring loop at QD1 and QD32 ("NOP") and getppid() in a
+ * loop ("getppid()"), the ring's own cost and a syscall's.  With them the
+ * ratios table of the pipe workloads gives, next to each inline/splice(2)
+ * ratio, the ideal one: what the ring would reach if it added only a NOP's
+ * cost to the work splice(2) does after its syscall entry,
+ * splice(2) / (splice(2) - getppid() + NOP) in instructions per op at the
+ * same depth.  Rows that use io-wq (async) or wait for another thread
+ * (the TCP reader) look better than on hardware there: a vCPU's idle time
+ * is free, a hand-off costs only its instructions.  -m keeps some modes
+ * only (run_perf_gate.sh leaves out async).
  */
 
 #define _GNU_SOURCE
@@ -109,9 +125,10 @@
 #define SF_PIPE_MAX	(1024 * 1024)	/* the ext4 workloads' pipe size */
 #define SF_FILE_MAX	(1024 * 1024)	/* their largest file */
 
-enum workload { W_PP4K, W_PP64K, W_FPS, W_SF1M, W_SF16K, NR_WL };
+enum workload { W_PP4K, W_PP64K, W_FPS, W_SF1M, W_SF16K, W_NOP, NR_WL };
 enum mode {
-	M_INLINE, M_INLINE_REG, M_ASYNC, M_SENDFILE, M_SYSCALL, NR_MODES
+	M_INLINE, M_INLINE_REG, M_ASYNC, M_SENDFILE, M_SYSCALL, M_NOP,
+	M_GETPPID, NR_MODES
 };
 
 static const enum mode splice_modes[] = {
@@ -121,6 +138,8 @@ static const enum mode splice_modes[] = {
 static const enum mode sendfile_modes[] = {
 	M_INLINE, M_ASYNC, M_SENDFILE, M_SYSCALL,
 };
+
+static const enum mode floor_modes[] = { M_NOP, M_GETPPID };
 
 static const struct {
 	const char *name;	/* in the tables */
@@ -140,13 +159,25 @@ static const struct {
 		     sendfile_modes, ARRAY_SIZE(sendfile_modes) },
 	[W_SF16K] = { "sendfile ext4 16K", "ext4-16k", 16384, true,
 		      sendfile_modes, ARRAY_SIZE(sendfile_modes) },
+	[W_NOP] = { "ring floor", "nop", 0, false,
+		    floor_modes, ARRAY_SIZE(floor_modes) },
 };
 
 static const char * const mode_name[] = {
 	[M_INLINE] = "inline", [M_INLINE_REG] = "inline reg",
 	[M_ASYNC] = "async", [M_SENDFILE] = "sendfile(2)",
-	[M_SYSCALL] = "splice(2)",
+	[M_SYSCALL] = "splice(2)", [M_NOP] = "NOP", [M_GETPPID] = "getppid()",
 };
+
+/* -m keys, by mode */
+static const char * const mode_key[] = {
+	[M_INLINE] = "inline", [M_INLINE_REG] = "inline-reg",
+	[M_ASYNC] = "async", [M_SENDFILE] = "sendfile",
+	[M_SYSCALL] = "splice", [M_NOP] = "nop", [M_GETPPID] = "getppid",
+};
+
+/* the guest's clock counts instructions (-i, IOU_ICOUNT=1) */
+static bool icount;
 
 static const int qds[] = { 1, 32 };
 
@@ -877,6 +908,54 @@ static void sf_cell(struct cell *c)
 	drain_end(c, &d);
 }
 
+/* the ring's floor: NOPs and getppid() ------------------------------------ */
+
+/* NOPs through the same loop as pp_ring(): QD of them in flight. */
+static int nop_ring(struct cell *c)
+{
+	struct iou_ring ring;
+	struct iou_cqe cqe;
+	int i, ret, inflight = 0;
+	bool more = true;
+
+	ret = iou_setup(&ring, 2 * MAX_QD, 0);
+	if (ret)
+		return fail(c, "io_uring_setup: %s", strerror(-ret));
+	for (i = 0; i < c->qd; i++, inflight++)
+		iou_prep_nop(iou_get_sqe(&ring));
+	while (inflight) {
+		ret = iou_submit_and_wait(&ring, 1);
+		if (ret < 0 && ret != -EINTR)
+			return fail(c, "io_uring_enter: %s", strerror(-ret));
+		while (!iou_peek_cqe(&ring, &cqe)) {
+			inflight--;
+			if (cqe.res)
+				return fail(c, "NOP gave %d", cqe.res);
+			if (more)
+				more = cell_tick(c, 0);
+			if (more) {
+				iou_prep_nop(iou_get_sqe(&ring));
+				inflight++;
+			}
+		}
+	}
+	iou_exit(&ring);
+	return 0;
+}
+
+/* getppid() in a loop: a syscall's entry and exit, next to splice(2)'s. */
+static int nop_syscall(struct cell *c)
+{
+	pid_t parent = getppid();
+
+	for (;;) {
+		if (getppid() != parent)
+			return fail(c, "getppid() changed");
+		if (!cell_tick(c, 0))
+			return 0;
+	}
+}
+
 /* one cell, in a child --------------------------------------------------- */
 
 static void run_cell(struct cell *c)
@@ -885,6 +964,12 @@ static void run_cell(struct cell *c)
 
 	if (wls[c->wl].ext4) {
 		sf_cell(c);
+	} else if (c->wl == W_NOP) {
+		if (c->mode == M_NOP)
+			nop_ring(c);
+		else
+			nop_syscall(c);
+		c->res->workers = iou_count_io_workers();
 	} else if (c->wl == W_FPS) {
 		struct fps fs[MAX_QD];
 		struct drainer d = { .n = c->qd };
@@ -1117,24 +1202,51 @@ static void usage(const char *prog, FILE *f)
 	int wl;
 
 	fprintf(f,
-		"Usage: %s [-d SECONDS] [-n ROUNDS] [-w WORKLOAD,...] [-D DIR] [-h]\n"
+		"Usage: %s [-i] [-d SECONDS] [-n ROUNDS] [-w WORKLOAD,...]\n"
+		"       [-m MODE,...] [-D DIR] [-h]\n"
 		"IORING_OP_SPLICE inline (fds, registered files) vs. IOSQE_ASYNC\n"
 		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->tcp\n"
 		"64K; inline vs. IOSQE_ASYNC vs. sendfile(2) vs. splice(2): a\n"
 		"1 MiB and a 16 KiB file on ext4 to TCP; at QD 1 and 32: 40 cells.\n"
-		"  -d SECONDS  measured time per cell and round (default 1;\n"
-		"              each adds a tenth for warm-up)\n"
+		"  -i          the guest's clock counts instructions (QEMU -icount\n"
+		"              shift=0,sleep=off; default when IOU_ICOUNT=1): one\n"
+		"              round, guest instructions per op, the ring floor\n"
+		"              rows (NOP, getppid()) and the ideal ratios\n"
+		"  -d SECONDS  measured time per cell and round (default 1, guest\n"
+		"              seconds with -i; each adds a tenth for warm-up)\n"
 		"  -n ROUNDS   rounds of each cell, the median is shown (default 5,\n"
-		"              at most %d)\n"
-		"  -w LIST     only these workloads (default all): ext4 (both ext4\n"
-		"              ones), all, or of",
+		"              1 with -i; at most %d)\n"
+		"  -w LIST     only these workloads (default all, and nop with -i):\n"
+		"              ext4 (both ext4 ones), all, or of",
 		prog, MAX_ROUNDS);
 	for (wl = 0; wl < NR_WL; wl++)
 		fprintf(f, " %s%s", wls[wl].key, wl < NR_WL - 1 ? "," : "\n");
+	fputs("  -m LIST     only these modes (default all) of", f);
+	for (wl = 0; wl < NR_MODES; wl++)
+		fprintf(f, " %s%s", mode_key[wl], wl < NR_MODES - 1 ? "," : "\n");
 	fprintf(f,
 		"  -D DIR      the ext4 workloads' directory, on ext4 (default\n"
 		"              /mnt/ext4; elsewhere they are skipped)\n"
 		"  -h          this text\n");
+}
+
+/* The modes named in @list (comma-separated -m keys), or 0. */
+static unsigned int parse_modes(char *list)
+{
+	unsigned int mask = 0;
+	char *key, *save;
+	int m;
+
+	for (key = strtok_r(list, ",", &save); key;
+	     key = strtok_r(NULL, ",", &save)) {
+		for (m = 0; m < NR_MODES; m++)
+			if (!strcasecmp(key, mode_key[m]))
+				break;
+		if (m == NR_MODES)
+			return 0;
+		mask |= 1u << m;
+	}
+	return mask;
 }
 
 /* The workloads named in @list (comma-separated -w keys), or 0. */
@@ -1199,7 +1311,7 @@ static void print_ratio(char *buf, size_t size, const struct result *a,
 	double ratio;
 	int len;
 
-	if (a->failed || b->failed || b->ops <= 0) {
+	if (a->failed || b->failed || a->ops <= 0 || b->ops <= 0) {
 		snprintf(buf, size, "n/a");
 		return;
 	}
@@ -1213,9 +1325,32 @@ static void print_ratio(char *buf, size_t size, const struct result *a,
 		snprintf(buf + len, size - len, " (%d wrk)", a->workers);
 }
 
+/*
+ * With -i, the ratio inline/splice(2) the ring would reach if it added only
+ * a NOP's cost to the work splice(2) does after its syscall entry, from
+ * row @r of one depth: splice(2) / (splice(2) - getppid() + NOP) in
+ * instructions per op, with the floor rows @fl of the same depth.
+ */
+static void print_ideal(char *buf, size_t size, const struct result *r,
+			const struct result *fl)
+{
+	double sys, nop, ppid;
+
+	if (r[M_SYSCALL].failed || fl[M_NOP].failed || fl[M_GETPPID].failed ||
+	    r[M_SYSCALL].ops <= 0 || fl[M_NOP].ops <= 0 ||
+	    fl[M_GETPPID].ops <= 0) {
+		snprintf(buf, size, "n/a");
+		return;
+	}
+	sys = bench_insn_per_op(r[M_SYSCALL].ops);
+	nop = bench_insn_per_op(fl[M_NOP].ops);
+	ppid = bench_insn_per_op(fl[M_GETPPID].ops);
+	snprintf(buf, size, "%.2f", sys / (sys - ppid + nop));
+}
+
 /* The -n rounds of one workload and depth, then its rows of the table. */
 static int run_rows(int wl, int q, int nrounds, double dur,
-		    struct result *row)
+		    unsigned int modes, struct result *row)
 {
 	static struct result rounds[NR_MODES][MAX_ROUNDS];
 	int k, m, mode, nm = wls[wl].nr_modes, failed = 0;
@@ -1224,12 +1359,16 @@ static int run_rows(int wl, int q, int nrounds, double dur,
 	for (k = 0; k < nrounds; k++)
 		for (m = 0; m < nm; m++) {
 			mode = wls[wl].modes[(m + k) % nm];
-			cell_in_child(wl, qds[q], mode, dur, &rounds[mode][k]);
+			if (modes & 1u << mode)
+				cell_in_child(wl, qds[q], mode, dur,
+					      &rounds[mode][k]);
 		}
 	for (m = 0; m < nm; m++) {
 		struct result *res;
 
 		mode = wls[wl].modes[m];
+		if (!(modes & 1u << mode))
+			continue;
 		res = &row[mode];
 		spread = 0;
 		pick_median(rounds[mode], nrounds, res, &spread);
@@ -1239,9 +1378,15 @@ static int run_rows(int wl, int q, int nrounds, double dur,
 			       qds[q], mode_name[mode], res->msg);
 			continue;
 		}
-		printf("%-20s %4d  %-11s %12.0f %6.0f%% %10.1f %4d\n",
-		       wls[wl].name, qds[q], mode_name[mode], res->ops,
-		       100 * spread, res->mbs, res->workers);
+		if (icount)
+			printf("%-20s %4d  %-11s %12.0f %8.0f %10.1f %4d\n",
+			       wls[wl].name, qds[q], mode_name[mode], res->ops,
+			       bench_insn_per_op(res->ops), res->mbs,
+			       res->workers);
+		else
+			printf("%-20s %4d  %-11s %12.0f %6.0f%% %10.1f %4d\n",
+			       wls[wl].name, qds[q], mode_name[mode], res->ops,
+			       100 * spread, res->mbs, res->workers);
 	}
 	fflush(stdout);
 	return failed;
@@ -1250,15 +1395,16 @@ static int run_rows(int wl, int q, int nrounds, double dur,
 int main(int argc, char **argv)
 {
 	static struct result r[NR_WL][2][NR_MODES];
-	unsigned int mask = (1u << NR_WL) - 1;
+	unsigned int mask = 0, modes = (1u << NR_MODES) - 1;
 	const char *dir = "/mnt/ext4";
 	bool splices = false, sendfiles = false, sf_skipped = false;
 	double dur = 1;
 	struct utsname uts;
 	char sf_msg[512];
-	int wl, q, opt, nrounds = 5, failed = 0;
+	int wl, q, opt, nrounds = 0, failed = 0;
 
-	while ((opt = getopt(argc, argv, "d:D:hn:w:")) != -1) {
+	icount = bench_icount_env();
+	while ((opt = getopt(argc, argv, "d:D:him:n:w:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dur = atof(optarg);
@@ -1269,6 +1415,16 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			dir = optarg;
+			break;
+		case 'i':
+			icount = true;
+			break;
+		case 'm':
+			modes = parse_modes(optarg);
+			if (!modes) {
+				usage(argv[0], stderr);
+				return 2;
+			}
 			break;
 		case 'n':
 			nrounds = atoi(optarg);
@@ -1296,22 +1452,39 @@ int main(int argc, char **argv)
 		usage(argv[0], stderr);
 		return 2;
 	}
+	/* the ring floor rows by default only where they are exact */
+	if (!mask)
+		mask = ((1u << NR_WL) - 1) & ~(icount ? 0 : 1u << W_NOP);
+	if (!nrounds)
+		nrounds = icount ? 1 : 5;
 	for (wl = 0; wl < NR_WL; wl++)
 		if (mask & 1u << wl) {
-			splices |= !wls[wl].ext4;
+			splices |= !wls[wl].ext4 && wl != W_NOP;
 			sendfiles |= wls[wl].ext4;
 		}
 	signal(SIGPIPE, SIG_IGN);
 	uname(&uts);
-	printf("splice_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
-	       uts.release, uts.machine, dur, nrounds);
+	if (icount) {
+		printf("splice_bench: kernel %s %s, %.2f guest s per cell, %d round%s\n",
+		       uts.release, uts.machine, dur, nrounds,
+		       nrounds > 1 ? "s, the median" : "");
+		if (!bench_icount_check("splice_bench"))
+			return 1;
+	} else {
+		printf("splice_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
+		       uts.release, uts.machine, dur, nrounds);
+	}
 	if (sendfiles) {
 		sf_skipped = sf_prepare(dir, mask, sf_msg, sizeof(sf_msg));
 		printf("ext4 workloads: %s%s\n", sf_skipped ? "skipped, " : "",
 		       sf_msg);
 	}
-	printf("%-20s %4s  %-11s %12s %7s %10s %4s\n", "workload", "QD", "mode",
-	       "ops/s", "spread", "MB/s", "wrk");
+	if (icount)
+		printf("%-20s %4s  %-11s %12s %8s %10s %4s\n", "workload", "QD",
+		       "mode", "ops/guest-s", "insn/op", "MB/guest-s", "wrk");
+	else
+		printf("%-20s %4s  %-11s %12s %7s %10s %4s\n", "workload", "QD",
+		       "mode", "ops/s", "spread", "MB/s", "wrk");
 	for (wl = 0; wl < NR_WL; wl++) {
 		if (!(mask & 1u << wl))
 			continue;
@@ -1320,17 +1493,45 @@ int main(int argc, char **argv)
 			continue;
 		}
 		for (q = 0; q < 2; q++)
-			failed |= run_rows(wl, q, nrounds, dur, r[wl][q]);
+			failed |= run_rows(wl, q, nrounds, dur, modes, r[wl][q]);
 	}
-	if (splices)
+	if (splices && icount) {
+		printf("\n%-20s %-29s %-29s %-26s %s\n",
+		       "ratios (instructions)", "inline/splice(2) QD1 (ideal)",
+		       "inline/splice(2) QD32 (ideal)",
+		       "inline reg/splice(2) QD32", "inline/async QD1 (io-wq*)");
+	} else if (splices) {
 		printf("\n%-20s %-24s %-28s %s\n", "ratios (medians)",
 		       "inline/async QD1 (>=3)", "inline/splice(2) QD32 (>=1)",
 		       "inline reg/splice(2) QD32");
+	}
 	for (wl = 0; wl < NR_WL; wl++) {
-		char a[48], b[48], c[48];
+		char a[64], b[64], c[48], d[24], e[24], f[24], g[24];
 
-		if (!(mask & 1u << wl) || wls[wl].ext4)
+		if (!(mask & 1u << wl) || wls[wl].ext4 || wl == W_NOP)
 			continue;
+		if (icount) {
+			/* ideal ratios for one splice per op: the pipe rows */
+			print_ratio(d, sizeof(d), &r[wl][0][M_INLINE],
+				    &r[wl][0][M_SYSCALL], 0, false);
+			print_ratio(e, sizeof(e), &r[wl][1][M_INLINE],
+				    &r[wl][1][M_SYSCALL], 0, false);
+			snprintf(f, sizeof(f), "-");
+			snprintf(g, sizeof(g), "-");
+			if (wl != W_FPS) {
+				print_ideal(f, sizeof(f), r[wl][0], r[W_NOP][0]);
+				print_ideal(g, sizeof(g), r[wl][1], r[W_NOP][1]);
+			}
+			snprintf(a, sizeof(a), "%s (%s)", d, f);
+			snprintf(b, sizeof(b), "%s (%s)", e, g);
+			print_ratio(c, sizeof(c), &r[wl][1][M_INLINE_REG],
+				    &r[wl][1][M_SYSCALL], 0, false);
+			print_ratio(d, sizeof(d), &r[wl][0][M_INLINE],
+				    &r[wl][0][M_ASYNC], 0, false);
+			printf("%-20s %-29s %-29s %-26s %s\n", wls[wl].name, a,
+			       b, c, d);
+			continue;
+		}
 		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE],
 			    &r[wl][0][M_ASYNC], 3, false);
 		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE],
@@ -1339,6 +1540,12 @@ int main(int argc, char **argv)
 			    &r[wl][1][M_SYSCALL], 1, false);
 		printf("%-20s %-24s %-28s %s\n", wls[wl].name, a, b, c);
 	}
+	if (splices && icount)
+		printf("ideal: splice(2) / (splice(2) - getppid() + NOP), in\n"
+		       "  instructions per op at the same QD (one splice per op:\n"
+		       "  the pipe rows)\n"
+		       "* io-wq's hand-off costs only its instructions here, no\n"
+		       "  wake-up latency: better than on hardware\n");
 	if (sendfiles && !sf_skipped)
 		printf("\n%-20s %-24s %-38s %s\n", "ratios (medians)",
 		       "inline/async QD1 (>=3)",
@@ -1350,9 +1557,9 @@ int main(int argc, char **argv)
 		if (!(mask & 1u << wl) || !wls[wl].ext4 || sf_skipped)
 			continue;
 		print_ratio(a, sizeof(a), &r[wl][0][M_INLINE],
-			    &r[wl][0][M_ASYNC], 3, false);
+			    &r[wl][0][M_ASYNC], icount ? 0 : 3, false);
 		print_ratio(b, sizeof(b), &r[wl][1][M_INLINE],
-			    &r[wl][1][M_SENDFILE], 1, true);
+			    &r[wl][1][M_SENDFILE], icount ? 0 : 1, true);
 		print_ratio(c, sizeof(c), &r[wl][1][M_INLINE],
 			    &r[wl][1][M_SYSCALL], 0, false);
 		printf("%-20s %-24s %-38s %s\n", wls[wl].name, a, b, c);
