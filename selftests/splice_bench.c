@@ -1009,6 +1009,9 @@ static void cell_in_child(enum workload wl, int qd, enum mode mode,
 	pid_t pid;
 
 	memset(out, 0, sizeof(*out));
+	/* what the previous cell left running is not this one's */
+	if (icount)
+		bench_icount_settle(&status);
 	if (pipe(fds)) {
 		out->failed = 1;
 		snprintf(out->msg, sizeof(out->msg), "pipe: %s", strerror(errno));
