@@ -57,6 +57,15 @@ Options:
                    repeat); with --run, only those programs run (not the
                    suite), their output in bench.txt too. The guest gets
                    IOU_ICOUNT=1, which the benchmarks read (their -i)
+  --profile        with --icount: an instruction profile of every benchmark
+                   cell (lib/insn_profile.c, a QEMU plugin built on the
+                   host, counts each instruction executed between the
+                   markers a cell runs as its measured time starts and
+                   ends): profile.N, the Nth cell to end, and
+                   profile.N.txt, its instructions per function
+                   (lib/guest_profile.py insns); keep it to one cell
+                   (e.g. --run a script calling splice_bench -w pipe4k
+                   -m inline): the profiles go in the order the cells end
   --shell          boot the same guest to an interactive shell instead; run
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
@@ -133,6 +142,7 @@ EOF
 
 mode=run
 icount=0
+profile=0
 debug=0
 coverage=0
 liburing=0
@@ -144,6 +154,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--bench) mode=bench ;;
 	--icount) icount=1 ;;
+	--profile) profile=1 ;;
 	--debug) debug=1 ;;
 	--coverage) coverage=1 ;;
 	--pristine) IOU_WITH_SERIES=0 ;;
@@ -162,6 +173,7 @@ done
 [ "$liburing" = 0 ] || [ "${#extra[@]}" -eq 0 ] || iou_die "--run goes with the selftests, not --liburing"
 [ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
+[ "$profile" = 0 ] || [ "$icount" = 1 ] || iou_die "--profile counts instructions: it needs --icount"
 if [ "$icount" = 1 ]; then
 	[ "$IOU_KVM" != 1 ] || iou_die "--icount is TCG's: not with --kvm"
 	[ "$liburing" = 0 ] || iou_die "--icount goes with --bench or --run, not --liburing"
@@ -379,6 +391,12 @@ qemu=(qemu-system-x86_64 -m "$IOU_GUEST_MEM" -smp "$IOU_GUEST_CPUS" -nographic
 if [ "$IOU_KVM" = 1 ]; then qemu+=(-accel kvm); else qemu+=(-accel tcg); fi
 # One guest nanosecond per instruction executed, none while the vCPUs idle.
 [ "$icount" = 0 ] || qemu+=(-icount "shift=0,sleep=off")
+if [ "$profile" = 1 ]; then
+	rm -f "$out"/profile.*
+	gcc -shared -fPIC -O2 -o "$out/insn_profile.so" "$IOU_REPO/lib/insn_profile.c" ||
+		iou_die "the profiling plugin lib/insn_profile.c did not build"
+	qemu+=(-plugin "${out//,/,,}/insn_profile.so,out=${out//,/,,}/profile")
+fi
 # The monitor is the one on stdio's mux (Ctrl-A c) unless a socket is asked for.
 if [ -n "$IOU_QEMU_MONITOR" ]; then
 	qemu+=(-monitor "unix:$IOU_QEMU_MONITOR,server,nowait")
@@ -401,6 +419,14 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 fi
 iou_log "results in $out"
 [ "$coverage" = 0 ] || iou_coverage_extract "$out"
+if [ "$profile" = 1 ]; then
+	for prof in "$out"/profile.[0-9]*; do
+		case $prof in *.txt) continue ;; esac
+		[ -f "$prof" ] || continue
+		python3 "$IOU_REPO/lib/guest_profile.py" insns "$prof" "$build/System.map" >"$prof.txt"
+		iou_log "instruction profile: $prof.txt"
+	done
+fi
 if [ "$mode" = bench ] || [ "$mode" = extra ]; then
 	sed -n '/^IOU-RUN-BEGIN/,/^IOU-RUN-END/p' "$out/console.log" | tr -d '\r' |
 		{ grep -v '^IOU-RUN-BEGIN' || true; } | sed 's/^IOU-RUN-END \(.*\)/(\1)\n/' >"$out/bench.txt"

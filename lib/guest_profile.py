@@ -13,10 +13,23 @@
       user mode, halted, and in each of the TOP (default 15) kernel
       functions, from the build directory's System.map (no KASLR).
 
+  guest_profile.py insns PROFILE SYSTEM_MAP [--per-op N] [--top N]
+      An instruction profile (run_selftests.sh --icount --profile, whose
+      QEMU plugin lib/insn_profile.c counts every instruction the vCPUs
+      execute in one benchmark cell's measured time): the instructions of
+      each kernel function and of user space, their share, and with
+      --per-op (the cell's guest instructions per op, from its table) per
+      op.
+
 Each query stops the vCPUs for a moment, so figures printed meanwhile are a
 little lower; the shares are what this is for. A run, e.g.:
   IOU_QEMU_MONITOR=/tmp/mon ./run_selftests.sh --bench --output /tmp/b &
   lib/guest_profile.py sample /tmp/mon /tmp/b/console.log /tmp/samples
+The samples are taken in host time: under --icount, where the guest's
+clock counts instructions, the figures are not lowered by them, but a
+sample weighs a function by the host time QEMU spends on it, which is not
+its instructions (helpers, TLB flushes and exceptions cost more); the
+insns report counts them exactly.
 """
 import bisect
 import collections
@@ -108,7 +121,57 @@ def report(samples, system_map, console, top):
     return 0
 
 
+KERNEL_BASE = 0xffff800000000000
+
+
+def insns(profile, system_map, per_op=None, top=40):
+    """Instructions per kernel function (user space as one line) from the
+    plugin's counts: each instruction's executions, given to the symbol
+    it is in (System.map; a label inside a function, such as
+    entry_SYSCALL_64's, counts as a symbol of its own)."""
+    addrs, names = load_symbols(system_map)
+    funcs = collections.Counter()
+    total = 0
+    with open(profile) as f:
+        for line in f:
+            addr, count = line.split()
+            addr, count = int(addr, 16), int(count)
+            total += count
+            if addr < KERNEL_BASE:
+                funcs["[user space]"] += count
+                continue
+            i = bisect.bisect_right(addrs, addr) - 1
+            funcs[names[i] if i >= 0 else hex(addr)] += count
+    if not total:
+        print(f"{profile}: no instructions counted")
+        return 1
+    scale = per_op / total if per_op else None
+    print(f"{profile}: {total} guest instructions counted"
+          + (f", {total / per_op:.0f} ops at {per_op:g} per op" if per_op else ""))
+    print(f"  {'share':>6} {'per op' if per_op else '':>7}  function")
+    for name, n in funcs.most_common(top):
+        op = f"{n * scale:7.0f}" if scale else ""
+        print(f"  {100 * n / total:5.1f}% {op:>7}  {name}")
+    rest = total - sum(n for _, n in funcs.most_common(top))
+    if rest:
+        op = f"{rest * scale:7.0f}" if scale else ""
+        print(f"  {100 * rest / total:5.1f}% {op:>7}  ({len(funcs) - top} other functions)")
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "insns":
+        per_op, top, rest = None, 40, argv[4:]
+        while rest:
+            if rest[0] == "--per-op" and len(rest) > 1:
+                per_op = float(rest[1])
+            elif rest[0] == "--top" and len(rest) > 1:
+                top = int(rest[1])
+            else:
+                print(__doc__, file=sys.stderr)
+                return 2
+            rest = rest[2:]
+        return insns(argv[2], argv[3], per_op, top)
     if len(argv) == 5 and argv[1] == "sample":
         return sample(*argv[2:5])
     if len(argv) in (5, 6) and argv[1] == "report":

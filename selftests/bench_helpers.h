@@ -125,4 +125,25 @@ static inline bool bench_icount_check(const char *prog)
 	return true;
 }
 
+/*
+ * The markers of lib/insn_profile.c, a QEMU plugin that counts the guest
+ * instructions between them (run_selftests.sh --icount --profile): 7-byte
+ * NOPs, "nopl DISP(%rax)", that nothing else uses; a cell runs
+ * bench_mark_begin() when its measured time starts and bench_mark_end()
+ * when it ends.  One instruction each, without the plugin a NOP.
+ */
+static inline void bench_mark_begin(void)
+{
+#if defined(__x86_64__)
+	asm volatile(".byte 0x0f, 0x1f, 0x80\n\t.long 0x1a0c0b01");
+#endif
+}
+
+static inline void bench_mark_end(void)
+{
+#if defined(__x86_64__)
+	asm volatile(".byte 0x0f, 0x1f, 0x80\n\t.long 0x1a0c0e01");
+#endif
+}
+
 #endif

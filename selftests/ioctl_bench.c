@@ -100,6 +100,7 @@ static void bench_ioctl(struct row *r, int fd, int want)
 	double t0 = now_sec();
 	int i, v;
 
+	bench_mark_begin();
 	do {
 		for (i = 0; i < CHECK_EVERY; i++) {
 			int res;
@@ -110,6 +111,7 @@ static void bench_ioctl(struct row *r, int fd, int want)
 		}
 		ops += CHECK_EVERY;
 	} while (!row_done(t0, ops));
+	bench_mark_end();
 	r->secs = now_sec() - t0;
 	r->ops = ops;
 }
@@ -122,11 +124,13 @@ static void bench_getppid(struct row *r)
 	double t0 = now_sec();
 	int i;
 
+	bench_mark_begin();
 	do {
 		for (i = 0; i < CHECK_EVERY; i++)
 			check(0, getppid(), parent);
 		ops += CHECK_EVERY;
 	} while (!row_done(t0, ops));
+	bench_mark_end();
 	r->secs = now_sec() - t0;
 	r->ops = ops;
 }
@@ -174,6 +178,7 @@ static int bench_ring(struct row *r, struct iou_ring *ring, enum ring_op op,
 	double t0 = now_sec();
 	int ret;
 
+	bench_mark_begin();
 	do {
 		for (n = 0; n < CHECK_EVERY; n += depth) {
 			for (i = 0; i < depth; i++) {
@@ -197,6 +202,7 @@ static int bench_ring(struct row *r, struct iou_ring *ring, enum ring_op op,
 			ops += depth;
 		}
 	} while (!row_done(t0, ops));
+	bench_mark_end();
 	r->secs = now_sec() - t0;
 	r->ops = ops;
 	return 0;
@@ -235,6 +241,7 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 	}
 
 	t0 = now_sec();
+	bench_mark_begin();
 	do {
 		tail = *ring->sq_tail;
 		for (i = 0; i < DEPTH; i++) {
@@ -258,6 +265,7 @@ static int bench_ring_prefilled(struct row *r, struct iou_ring *ring,
 		}
 		ops += DEPTH;
 	} while (!row_done(t0, ops));
+	bench_mark_end();
 	r->secs = now_sec() - t0;
 	r->ops = ops;
 	return 0;

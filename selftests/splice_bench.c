@@ -236,6 +236,7 @@ static bool cell_tick(struct cell *c, __u64 bytes)
 		if (t < c->t_warm_end)
 			return true;
 		c->measuring = true;
+		bench_mark_begin();
 		c->ops0 = c->ops;
 		c->bytes0 = c->bytes;
 		c->t_start = t;
@@ -244,6 +245,7 @@ static bool cell_tick(struct cell *c, __u64 bytes)
 	}
 	if (t < c->t_end)
 		return true;
+	bench_mark_end();
 	c->res->ops = (c->ops - c->ops0) / (t - c->t_start);
 	c->res->mbs = (c->bytes - c->bytes0) / (t - c->t_start) / 1e6;
 	return false;
