@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The gates of lib/guest_log.py and lib/mutation_check.py, each fed a log
-that must fail it (and a clean one that must pass, so that a gate that
-fails everything is caught too). Run by .ci/run's "gates" stage:
-python3 lib/test_gates.py; the last line is "gates: N passed, N failed"."""
+"""The gates of lib/guest_log.py, lib/mutation_check.py and
+lib/perf_gate.py, each fed a log that must fail it (and a clean one that
+must pass, so that a gate that fails everything is caught too). Run by
+.ci/run's "gates" stage: python3 lib/test_gates.py; the last line is
+"gates: N passed, N failed"."""
 import json
 import os
 import subprocess
@@ -213,6 +214,74 @@ class MutationCheck(unittest.TestCase):
         rc, out = self.check("kunit suite.b")
         self.assertNotEqual(rc, 0, out)
         self.assertIn("INFRA", out)
+
+
+# Excerpts of splice_bench -i and ioctl_bench -i (run_perf_gate.sh's guest).
+ICOUNT_TABLES = """\
+splice_bench: kernel 6.12.118+ x86_64, 0.05 guest s per cell, 1 round
+workload               QD  mode         ops/guest-s  insn/op MB/guest-s  wrk
+pipe->pipe 4K          32  inline           1171606      854     4798.9    0
+pipe->pipe 4K          32  inline reg       1229089      814     5034.3    0
+pipe->pipe 4K          32  splice(2)        1641501      609     6723.6    0
+ring floor              1  NOP              1255159      797        0.0    0
+ring floor              1  getppid()        4854160      206        0.0    0
+FIONREAD: ioctl(2) against IORING_OP_IOCTL, kernel 6.12.118+
+0.05 guest s (10^9 instructions) per row
+
+file  method                                ops  ops/guest-s   insn/op  / ioctl(2)
+tcp   ioctl(2)                           101664      2033160       492       1.00x
+tcp   ring depth 32                       87168      1743562       574       0.86x
+tcp   uring_cmd depth 32                  93472      1869759       535       0.92x
+"""
+
+PERF_FLOORS = """\
+# floor measured cell
+0.678 0.714 splice_bench pipe->pipe 4K QD32 inline/splice(2)
+0.711 0.749 splice_bench pipe->pipe 4K QD32 inline reg/splice(2)
+0.245 0.258 splice_bench ring floor QD1 NOP/getppid()
+0.814 0.857 ioctl_bench tcp ring depth 32/ioctl(2)
+0.885 0.932 ioctl_bench tcp ring depth 32/uring_cmd depth 32
+"""
+
+
+class PerfGate(unittest.TestCase):
+    """lib/perf_gate.py check: run_perf_gate.sh's verdict."""
+
+    def setUp(self):
+        self.files = Files(self)
+        self.floors = self.files.write("floors", PERF_FLOORS)
+
+    def check(self, tables):
+        path = self.files.write("bench.txt", tables)
+        return lib_tool("perf_gate.py", "check", path, self.floors)
+
+    def test_ratios_at_their_floors_pass(self):
+        rc, out = self.check(ICOUNT_TABLES)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("perf: 5 ratios held, 0 below their floor", out)
+
+    def test_slower_inline_cell_fails(self):
+        # 45 instructions more per inline splice: 854 -> 899
+        rc, out = self.check(ICOUNT_TABLES.replace(
+            "1171606      854", "1112929      899"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("perf: 4 ratios held, 1 below their floor", out)
+
+    def test_slower_ioctl_fails_against_uring_cmd(self):
+        rc, out = self.check(ICOUNT_TABLES.replace(
+            "87168      1743562       574", "80000      1600000       625"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("2 below their floor", out)
+
+    def test_missing_cell_fails(self):
+        rc, out = self.check(ICOUNT_TABLES.replace("tcp   uring_cmd", "tcp   other"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("1 missing", out)
+
+    def test_wall_clock_tables_are_not_read(self):
+        rc, out = self.check(ICOUNT_TABLES.replace("insn/op", "spread"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("5 missing", out)
 
 
 if __name__ == "__main__":
