@@ -14,9 +14,10 @@
  *    by inode and run one at a time. io-wq starts a second worker for
  *    them only when none is running, so reads on empty pipes make
  *    workers first, which are idle (free) once the reads are fed: each
- *    write's enqueue wakes one, which finds the hash busy and waits on it
- *    (io_wq_hash_wake() wakes it). Every read must complete with its
- *    byte, every write with its count, and the file must hold the writes.
+ *    write's enqueue wakes one, which finds the hash busy (an O_DSYNC
+ *    write on the guest's ext4 disk) and waits on it (io_wq_hash_wake()
+ *    wakes it). Every read must complete with its byte, every write with
+ *    its count, and the file must hold the writes.
  */
 
 #define _GNU_SOURCE
@@ -224,13 +225,20 @@ static bool hashed_writes(void)
 	static unsigned char back[HASHED_LEN];
 	static char rbuf[HASHED_READERS];
 	struct io_uring_sqe *sqe;
-	char path[] = "/tmp/changed_paths.XXXXXX";
+	char path[64];
 	struct iou_ring ring;
 	struct iou_cqe cqe;
 	int fd, i, got = 0, p[HASHED_READERS][2];
 	bool ok = true;
 
-	fd = mkstemp(path);
+	/*
+	 * O_DSYNC on the guest's ext4 disk (run_selftests.sh mounts one),
+	 * so that each write holds the hash long enough for the others to
+	 * find it busy; /tmp without it.
+	 */
+	snprintf(path, sizeof(path), "%s/changed_paths.XXXXXX",
+		 access("/mnt/ext4/lost+found", F_OK) ? "/tmp" : "/mnt/ext4");
+	fd = mkostemp(path, O_DSYNC);
 	if (fd < 0 || iou_setup(&ring, HASHED_WRITES + HASHED_READERS, 0))
 		return false;
 	unlink(path);
