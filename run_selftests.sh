@@ -134,7 +134,10 @@ the timeout), config.log, build.log, selftests-build.log and results.txt
 liburing[-pristine]-<date>/ with console.log, kmsg.log, liburing-build.log,
 results.txt and liburing-results.tsv (test, result, exit code, seconds);
 \$IOU_OUT_DIR/liburing-latest points at the newest, and the pristine baseline
-is liburing-results-pristine.tsv in \$IOU_CACHE_DIR/linux-source-<version>/.
+is liburing-results-pristine-<setup>.tsv in
+\$IOU_CACHE_DIR/linux-source-<version>/, <setup> a digest of the guest's
+runner and the tests' build (lib/guest-init.sh, lib/liburing.sh): a change
+to either needs a new --pristine --liburing run.
 
 $(iou_env_help)
 EOF
@@ -216,8 +219,9 @@ kind=selftests
 [ "$mode" = bench ] && kind=bench
 [ "$mode" = extra ] && kind=run
 [ "$liburing" = 0 ] || kind=liburing
-# The pristine results a patched --liburing run is compared with.
-baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}.tsv
+# The pristine results a patched --liburing run is compared with, made
+# with the same guest runner and test build (iou_liburing_setup).
+baseline=$IOU_VERSION_DIR/liburing-results-pristine${variant#-pristine}-$(iou_liburing_setup).tsv
 if [ "$liburing" = 1 ] && [ "$IOU_WITH_SERIES" = 1 ] && [ "$mode" = run ] && [ ! -f "$baseline" ]; then
 	iou_die "no pristine liburing results ($baseline): run $0 --pristine --liburing$([ "$debug" = 1 ] && echo " --debug") first"
 fi

@@ -61,10 +61,29 @@ if ! err=$(mount -t ext4 /dev/vda /mnt/ext4 2>&1); then
 	echo "IOU-EXT4 /dev/vda is not mounted on /mnt/ext4: ${err:-mount failed}"
 fi
 
+# liburing's tests make their working files in the current directory, and
+# run from there as ./<name> (timeout.t execs ./exec-target.t): a folder on
+# the ext4 disk holding a link to each program of /liburing, so that they
+# work on a disk file system, not on the initramfs' tmpfs (there, on 6.12,
+# eeed8b54e0df.t's RWF_NOWAIT read got -EOPNOTSUPP and 500f9fbadef8.t's
+# IOPOLL O_DIRECT writes skipped; both pass on ext4). No disk, no run: the
+# tests would be on tmpfs again.
+liburing_workdir() {
+	local disk
+	disk=$(grep ' /mnt/ext4 ext4 ' /proc/mounts)
+	if [ -z "$disk" ]; then
+		echo "IOU-LIBURING-SETUP /mnt/ext4 is not mounted: liburing's tests not run"
+		return 1
+	fi
+	mkdir -p /mnt/ext4/liburing && cd /mnt/ext4/liburing || return 1
+	ln -sf /liburing/*.t .
+	echo "IOU-LIBURING-CWD $PWD, on $disk"
+}
+
 if [ "$(cat /iou-mode)" = shell ]; then
 	if [ -d /liburing ]; then
-		cd /liburing || exit
-		echo "liburing's tests are in /liburing: ./nop.t; the list run is iou-tests"
+		liburing_workdir
+		echo "liburing's tests are in /liburing, run from $PWD: ./nop.t; the list run is /liburing/iou-tests"
 	else
 		cd /kselftest || exit
 		echo "kselftests are in /kselftest: ./run_kselftest.sh [-t io_uring:splice_tee]"
@@ -80,14 +99,14 @@ fi
 # go to the host first; the tests start from zero (lib/guest-gcov.sh).
 [ -x /iou-gcov ] && /iou-gcov kunit
 
-# liburing's tests the way its runtests.sh runs them (from their folder, which
-# holds exec-target.t): exit 0 pass, 77 skip, other fail, 124 timed out. The
+# liburing's tests the way its runtests.sh runs them (in liburing_workdir):
+# exit 0 pass, 77 skip, other fail, 124 timed out. The
 # kernel's messages since the previous test follow each one, so that the host
 # pins a splat on the test that caused it. A test listed in iou-flaky that
 # fails runs once more, with the same markers: the host reads both runs.
 run_liburing() {
 	local limit name rc
-	limit=$(cat iou-timeout)
+	limit=$(cat /liburing/iou-timeout)
 	# No brk randomization (stack and mmap stay random): the syzkaller
 	# reproducers map 16 MB MAP_FIXED at 0x20000000, and x86_64 puts a
 	# static program's brk heap, which holds glibc's TLS, anywhere in the
@@ -100,10 +119,10 @@ run_liburing() {
 	while read -r name; do
 		rc=0
 		run_liburing_test "$name" "$limit" || rc=$?
-		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && grep -qxF "$name" iou-flaky; then
+		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && grep -qxF "$name" /liburing/iou-flaky; then
 			run_liburing_test "$name" "$limit" || true
 		fi
-	done <iou-tests
+	done </liburing/iou-tests
 }
 
 # One run of one liburing test (name, timeout) between the host's markers;
@@ -126,7 +145,7 @@ run_liburing_test() {
 }
 
 if [ -d /liburing ]; then
-	cd /liburing && run_liburing
+	liburing_workdir && run_liburing
 elif [ "$(cat /iou-mode)" = extra ]; then
 	# --icount --run: only the programs given.
 	:

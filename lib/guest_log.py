@@ -414,27 +414,31 @@ LB_DMESG_END = "IOU-LIBURING-DMESG-END"
 TIMED_OUT = (124, 137)
 KNOWN_KINDS = ("fail", "flaky", "exclude")
 # lib/liburing-known-failures: an entry "<test> <kind> ..." and, under a
-# fail or flaky one, its pinned output lines, indented "| <line>".
+# fail or flaky one, its output lines, indented: "| <line>" a line that
+# marks the failure, "~ <line>" one the test prints whether it fails or not.
 KNOWN_ENTRY = re.compile(r"^(\S+)\s+(\S+)\s+(.+)$")
 KNOWN_RC = re.compile(r"^rc=(\d+)\s+(.+)$")
-KNOWN_PINNED = re.compile(r"^\s+\| (.*\S)\s*$")
+KNOWN_LINE = re.compile(r"^\s+([|~]) (.*\S)\s*$")
 
 
 class Known:
     """An entry of lib/liburing-known-failures: kind, reason and, for a
     fail or flaky entry, the exit status and the exact output lines of the
-    failure it stands for."""
+    failure it stands for (lines), and the lines the test may print too
+    whether it fails or not (also)."""
 
     def __init__(self, kind, reason, rc=None):
-        self.kind, self.reason, self.rc, self.lines = kind, reason, rc, []
+        self.kind, self.reason, self.rc = kind, reason, rc
+        self.lines, self.also = [], []
 
 
 def read_known(path):
     """lib/liburing-known-failures as {test: Known}. Each entry is a line
     "<test> fail|flaky rc=<exit status> <reason>", followed by every line
-    of output that marks the failure, each indented "| <line>", or
-    "<test> exclude <reason>" (not run, no lines). Blank lines and lines
-    starting with # are left out."""
+    of output that marks the failure, each indented "| <line>", and those
+    it prints whether it fails or not, "~ <line>"; or "<test> exclude
+    <reason>" (not run, no lines). Blank lines and lines starting with #
+    are left out."""
     known, entry = {}, None
     with open(path) as f:
         for num, line in enumerate(f, 1):
@@ -442,14 +446,15 @@ def read_known(path):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             if line[0].isspace():
-                pinned = KNOWN_PINNED.match(line)
-                if not pinned:
+                output = KNOWN_LINE.match(line)
+                if not output:
                     sys.exit(f"{where}: want an output line, indented "
-                             "\"| <line>\"")
+                             "\"| <line>\" or \"~ <line>\"")
                 if entry is None or entry.kind == "exclude":
                     sys.exit(f"{where}: an output line belongs under a "
                              "fail or flaky entry")
-                entry.lines.append(pinned.group(1))
+                marker, text = output.groups()
+                (entry.lines if marker == "|" else entry.also).append(text)
                 continue
             parts = KNOWN_ENTRY.match(line.strip())
             if not parts or parts.group(2) not in KNOWN_KINDS:
@@ -479,14 +484,14 @@ def output_lines(out):
 def failure_mismatch(entry, rc, out):
     """How a failure differs from the one a fail or flaky entry pins: []
     when it is that failure; else "exit N, not M", "+ <line>" for each line
-    printed but not pinned (an extra line counts as another failure: the
-    listed tests print nothing else) and "- <line>" for each pinned line
-    not printed, in the order of the output."""
+    printed but not pinned (any line but the entry's "~" lines counts as a
+    failure line) and "- <line>" for each pinned line not printed, in the
+    order of the output."""
     diff = []
     if rc != entry.rc:
         diff.append("did not finish" if rc is None
                     else f"exit {rc}, not {entry.rc}")
-    got = output_lines(out)
+    got = [line for line in output_lines(out) if line not in entry.also]
     matcher = difflib.SequenceMatcher(a=entry.lines, b=got, autojunk=False)
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op != "equal":

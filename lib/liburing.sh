@@ -162,6 +162,14 @@ iou_liburing_leave_out_hangs() {
 	sed -i 's#^\tstatus |= test_poll_ringfd();$#\t/* test_poll_ringfd(): left out by run_selftests.sh, hangs on 6.12 */#' "$file"
 }
 
+# What a pristine baseline holds for: a digest of the guest's runner and
+# of this file (the tests' build, the case left out), so that a patched run
+# is compared only with pristine results of the same setup, and checkouts
+# that share the cache with another setup keep their own baselines.
+iou_liburing_setup() {
+	cat "$IOU_REPO/lib/guest-init.sh" "$IOU_REPO/lib/liburing.sh" | sha256sum | cut -c1-12
+}
+
 # The tests of one kind (fail, flaky, exclude) in the known-failures file,
 # one a line, read by the gate's own parser (lib/guest_log.py), which stops
 # the run on a malformed file before anything is built.
