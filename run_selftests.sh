@@ -453,7 +453,8 @@ elif [ "$liburing" = 0 ]; then
 	exit "$status"
 fi
 gate=(--known "$IOU_LIBURING_KNOWN" --timeout "$IOU_LIBURING_TIMEOUT"
-	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv" --kmsg "$kmsg")
+	--version "$IOU_LIBURING_VERSION" --results "$out/liburing-results.tsv" --kmsg "$kmsg"
+	--cpus "$IOU_GUEST_CPUS")
 if [ "$IOU_WITH_SERIES" = 1 ]; then
 	gate+=(--baseline "$baseline")
 fi

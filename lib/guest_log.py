@@ -30,7 +30,7 @@ the results of extra programs run with --run; and KUnit's results.
                                the same for a --bench run, whose programs
                                are the benchmarks; ends "bench: ..."
   guest_log.py liburing LOG --known FILE --results TSV [--baseline TSV]
-               [--timeout SECS] [--version VER] [--kmsg KMSG]
+               [--timeout SECS] [--version VER] [--kmsg KMSG] [--cpus N]
                                run_selftests.sh --liburing: each liburing
                                test's result (a splat in the kernel messages
                                after a test fails it), the gate, and
@@ -717,6 +717,9 @@ def liburing(lines, args, kmsg=None):
         print("  FAIL guest run: did not finish (panic, hang or timeout)")
     if not tests:
         gate.append("no liburing test ran")
+    cpus_problem = args.cpus and guest_cpus_problem(lines, args.cpus)
+    if cpus_problem:
+        gate.append(f"guest: {cpus_problem}")
     with open(args.results, "w") as f:
         f.write(f"# liburing {args.version or '?'}\n")
         f.write("# test\tresult\texit\tseconds\n")
@@ -922,6 +925,7 @@ def main(argv):
         parser = argparse.ArgumentParser(prog="guest_log.py liburing")
         parser.add_argument("log")
         parser.add_argument("--known", required=True)
+        parser.add_argument("--cpus", type=int)
         parser.add_argument("--results", required=True)
         parser.add_argument("--baseline")
         parser.add_argument("--timeout", default="?")
