@@ -1477,7 +1477,8 @@ static const char * const tally_name[T_NR] = {
 };
 
 struct totals {
-	unsigned long scenarios, deterministic, mismatches, unstable, inv_fails, errors;
+	unsigned long scenarios, deterministic, mismatches, unstable, known, inv_fails,
+		errors;
 	unsigned long lt[2][T_NR];
 	unsigned long cancelled[2][3];	/* splice -ECANCELED, -EINTR, a count */
 };
@@ -1576,6 +1577,29 @@ static bool outcome_repeats(const struct scen *s, bool async, const struct outco
 	return true;
 }
 
+/*
+ * A difference left as it is (docs/inline-splice-design.md, section 7.7): a socket ->
+ * pipe splice waiting for input whose output pipe loses its reader, and
+ * whose input then ends without data. 6.12's worker checked the pipe for
+ * readers before it blocked in the socket read, so the end of input gives
+ * 0; the series waits on poll and checks the pipe again when it retries:
+ * -EPIPE. Pinned by its exact outcomes, so that any other difference in
+ * such a scenario still counts.
+ */
+static bool known_difference(const struct scen *s, const struct outcome *p,
+			     const struct outcome *a)
+{
+	bool closed_out = false;
+	int i;
+
+	for (i = 0; i < s->nsteps; i++)
+		closed_out |= s->step[i].act == A_CLOSE_OUT;
+	return closed_out && !s->tee && sock_kind(s->in) && s->out == K_PIPE &&
+	       p->splice_res == -EPIPE && a->splice_res == 0 &&
+	       !p->out_bytes && !a->out_bytes && !p->written && !a->written &&
+	       p->splice_step == a->splice_step && p->nop_res == a->nop_res;
+}
+
 static const char replay_fmt[] = "%s seed %llu index %lu (replay: --seed %llu --index %lu -v)\n";
 
 static bool run_one(__u64 seed, unsigned long idx, struct totals *t)
@@ -1606,6 +1630,12 @@ static bool run_one(__u64 seed, unsigned long idx, struct totals *t)
 		t->deterministic++;
 		if (compare(&s, &plain, &async, why, sizeof(why)))
 			mismatch = true;
+	}
+	if (mismatch && known_difference(&s, &plain, &async)) {
+		t->known++;
+		mismatch = false;
+		ksft_print_msg("KNOWN difference (socket -> pipe, its reader closed, then the input ended: 6.12 0, the series -EPIPE): seed %llu index %lu\n",
+			       (unsigned long long)seed, idx);
 	}
 	if (mismatch && !(outcome_repeats(&s, false, &plain) &&
 			  outcome_repeats(&s, true, &async))) {
@@ -1741,9 +1771,9 @@ int main(int argc, char **argv)
 			ok = false;
 	}
 	ksft_print_msg("splice_diff: seed %llu, %lu scenarios (%lu compared, the others racy), "
-		       "%lu mismatches, %lu unstable, %lu with failed invariants, %lu errors\n",
+		       "%lu mismatches, %lu unstable, %lu known differences, %lu with failed invariants, %lu errors\n",
 		       (unsigned long long)seed, t.scenarios, t.deterministic, t.mismatches,
-		       t.unstable, t.inv_fails, t.errors);
+		       t.unstable, t.known, t.inv_fails, t.errors);
 	print_tallies(&t);
 	if (ok)
 		ksft_test_result_pass("plain and IOSQE_ASYNC splices agree (seed %llu)\n",
