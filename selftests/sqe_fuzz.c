@@ -1748,19 +1748,27 @@ static void mirror_compare(struct req *rq, int res)
 	}
 }
 
+/*
+ * A splice or tee that ended -ECANCELED or -EINTR: NULL if a cancel (or,
+ * for -ECANCELED, a broken link) can explain it, else why not.
+ */
+static const char *check_cancelled(struct req *rq, int res)
+{
+	if (res == -EINTR)
+		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	if (rq->linked || rq->cancel_gen !=
+	    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
+		return NULL;
+	return "-ECANCELED without a cancel or a link";
+}
+
 /* NULL if @res is fine for this mirror request, else why not. */
 static const char *check_mirror(struct req *rq, int res)
 {
 	struct mirror *m = &mirrors[rq->mirror];
 
-	if (res == -ECANCELED) {
-		if (rq->linked || rq->cancel_gen !=
-		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
-			return NULL;
-		return "-ECANCELED without a cancel or a link";
-	}
-	if (res == -EINTR)
-		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	if (res == -ECANCELED || res == -EINTR)
+		return check_cancelled(rq, res);
 	if (res > (long long)rq->sqe.len)
 		return "byte count beyond len";
 	if (__atomic_load_n(&F.cancel_issued, __ATOMIC_SEQ_CST))
@@ -2265,14 +2273,8 @@ static const char *check_splice(struct req *rq, int res)
 	char set[160];
 	int i;
 
-	if (res == -ECANCELED) {
-		if (rq->linked || rq->cancel_gen !=
-		    __atomic_load_n(&F.cancel_gen, __ATOMIC_SEQ_CST))
-			return NULL;
-		return "-ECANCELED without a cancel or a link";
-	}
-	if (res == -EINTR)
-		return F.cancel_issued ? NULL : "EINTR without a cancel";
+	if (res == -ECANCELED || res == -EINTR)
+		return check_cancelled(rq, res);
 	splice_expect(rq, &x);
 	if (res >= 0) {
 		if (res > (long long)rq->sqe.len)
