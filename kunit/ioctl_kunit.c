@@ -85,7 +85,7 @@ static void io_ioctl_rule_wrong_kind(struct kunit *test)
 	}
 }
 
-/* SIOCOUTQNSD is TCP's alone; TCP sockets take every socket entry too. */
+/* SIOCOUTQNSD is TCP's and MPTCP's alone; they take every socket entry too. */
 static void io_ioctl_outqnsd_tcp_only(struct kunit *test)
 {
 	KUNIT_EXPECT_NULL(test, io_ioctl_find_rule(SIOCOUTQNSD, IO_IOCTL_SOCKET));
@@ -490,8 +490,8 @@ static void io_ioctl_inet_queues_as_handler(struct kunit *test)
 }
 
 /*
- * SIOCOUTQNSD runs on TCP only: elsewhere sock_do_ioctl() would read a
- * struct ifreq at the int argument and answer -ENOTTY.
+ * SIOCOUTQNSD runs on TCP (and MPTCP) only: elsewhere sock_do_ioctl()
+ * would read a struct ifreq at the int argument and answer -ENOTTY.
  */
 static void io_ioctl_outqnsd_on_sockets(struct kunit *test)
 {

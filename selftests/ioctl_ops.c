@@ -9,8 +9,8 @@
  *   every other op-specific field must be zero, else -EINVAL
  *
  * Allowed: FIONREAD on pipes, FIFOs and AF_UNIX/AF_INET/AF_INET6 sockets,
- * SIOCOUTQ on those sockets, SIOCOUTQNSD on TCP sockets (the only
- * protocol that has it; all inline), and
+ * SIOCOUTQ on those sockets, SIOCOUTQNSD on TCP and MPTCP sockets (the
+ * only protocols that have it; all inline), and
  * DMA_BUF_IOCTL_SYNC on dma-bufs (on io-wq).  Any other command, or a
  * listed one on another kind of file, completes with -EOPNOTSUPP.
  *
@@ -301,15 +301,15 @@ static void wait_inq(struct __test_metadata *_metadata, int fd, int want)
  * 0, is the accepted socket's SO_RCVBUF.  -EAFNOSUPPORT if the family is
  * not built in.
  */
-static int tcp_pair(struct __test_metadata *_metadata, int family,
-		    int rcvbuf, int *cli, int *srv, int *lst)
+static int stream_pair(struct __test_metadata *_metadata, int family,
+		       int protocol, int rcvbuf, int *cli, int *srv, int *lst)
 {
 	struct sockaddr_storage ss;
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len;
 
-	*lst = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*lst = socket(family, SOCK_STREAM | SOCK_CLOEXEC, protocol);
 	if (*lst < 0 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT))
 		return -EAFNOSUPPORT;
 	ASSERT_LE(0, *lst);
@@ -334,12 +334,18 @@ static int tcp_pair(struct __test_metadata *_metadata, int family,
 	ASSERT_EQ(0, listen(*lst, 1));
 	ASSERT_EQ(0, getsockname(*lst, (struct sockaddr *)&ss, &len));
 
-	*cli = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*cli = socket(family, SOCK_STREAM | SOCK_CLOEXEC, protocol);
 	ASSERT_LE(0, *cli);
 	ASSERT_EQ(0, connect(*cli, (struct sockaddr *)&ss, len));
 	*srv = accept4(*lst, NULL, NULL, SOCK_CLOEXEC);
 	ASSERT_LE(0, *srv);
 	return 0;
+}
+
+static int tcp_pair(struct __test_metadata *_metadata, int family,
+		    int rcvbuf, int *cli, int *srv, int *lst)
+{
+	return stream_pair(_metadata, family, 0, rcvbuf, cli, srv, lst);
 }
 
 static const char *family_name(int family)
@@ -598,7 +604,7 @@ TEST_F(ioctl, unix_queued)
 				same_as_ioctl(_metadata, &self->ring, self->flags,
 					      sv[s], cmds[c], &v, what);
 			}
-			/* TCP's alone (ioctl(2) reads an ifreq here) */
+			/* TCP's and MPTCP's alone (ioctl(2) reads an ifreq here) */
 			expect_refused(_metadata, &self->ring, self->flags,
 				       sv[s], SIOCOUTQNSD, -EOPNOTSUPP,
 				       "SIOCOUTQNSD on AF_UNIX");
@@ -652,16 +658,18 @@ TEST_F(ioctl, unix_queued)
 	close(s);
 }
 
+/* TCP, or MPTCP (@protocol IPPROTO_MPTCP), whose ioctls are TCP's */
 static void tcp_queued(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(ioctl) *self, int family)
+		       FIXTURE_DATA(ioctl) *self, int family, int protocol)
 {
 	static const unsigned int cmds[] = { FIONREAD, SIOCOUTQ, SIOCOUTQNSD };
 	int cli, srv, lst, c, v;
 	char buf[3000], what[64];
 
-	if (tcp_pair(_metadata, family, 0, &cli, &srv, &lst))
-		SKIP(return, "no %s sockets in this kernel",
-		     family_name(family));
+	if (stream_pair(_metadata, family, protocol, 0, &cli, &srv, &lst))
+		SKIP(return, "no %s %s sockets in this kernel",
+		     family_name(family),
+		     protocol == IPPROTO_MPTCP ? "MPTCP (CONFIG_MPTCP)" : "TCP");
 
 	for (c = 0; c < ARRAY_SIZE(cmds); c++) {
 		same_as_ioctl(_metadata, &self->ring, self->flags, cli,
@@ -696,12 +704,47 @@ static void tcp_queued(struct __test_metadata *_metadata,
 
 TEST_F(ioctl, tcp4_queued)
 {
-	tcp_queued(_metadata, self, AF_INET);
+	tcp_queued(_metadata, self, AF_INET, 0);
 }
 
 TEST_F(ioctl, tcp6_queued)
 {
-	tcp_queued(_metadata, self, AF_INET6);
+	tcp_queued(_metadata, self, AF_INET6, 0);
+}
+
+/* mptcp_ioctl() answers the three as tcp_ioctl() does, SIOCOUTQNSD too */
+TEST_F(ioctl, mptcp4_queued)
+{
+	tcp_queued(_metadata, self, AF_INET, IPPROTO_MPTCP);
+}
+
+TEST_F(ioctl, mptcp6_queued)
+{
+	tcp_queued(_metadata, self, AF_INET6, IPPROTO_MPTCP);
+}
+
+/*
+ * sctp_ioctl() knows SIOCINQ but not SIOCOUTQ: its -ENOIOCTLCMD must not
+ * reach the CQE; ioctl(2) says -ENOTTY. SIOCOUTQNSD is not for SCTP.
+ */
+TEST_F(ioctl, sctp_unknown_command)
+{
+	static const unsigned int cmds[] = { FIONREAD, SIOCOUTQ };
+	int fd, c, v, ret;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_SCTP);
+	if (fd < 0 && (errno == EPROTONOSUPPORT || errno == ESOCKTNOSUPPORT))
+		SKIP(return, "no SCTP sockets in this kernel (CONFIG_IP_SCTP)");
+	ASSERT_LE(0, fd);
+	for (c = 0; c < ARRAY_SIZE(cmds); c++) {
+		ret = same_as_ioctl(_metadata, &self->ring, self->flags, fd,
+				    cmds[c], &v, "sctp");
+		if (cmds[c] == SIOCOUTQ)
+			EXPECT_EQ(-ENOTTY, ret);
+	}
+	expect_refused(_metadata, &self->ring, self->flags, fd, SIOCOUTQNSD,
+		       -EOPNOTSUPP, "SIOCOUTQNSD on SCTP");
+	close(fd);
 }
 
 /*
@@ -781,7 +824,7 @@ TEST_F(ioctl, udp_queued)
 	for (c = 0; c < ARRAY_SIZE(cmds); c++)
 		same_as_ioctl(_metadata, &self->ring, self->flags, u[1],
 			      cmds[c], &v, "udp idle");
-	/* TCP's alone (ioctl(2) reads an ifreq here) */
+	/* TCP's and MPTCP's alone (ioctl(2) reads an ifreq here) */
 	expect_refused(_metadata, &self->ring, self->flags, u[0], SIOCOUTQNSD,
 		       -EOPNOTSUPP, "SIOCOUTQNSD on UDP");
 

@@ -1939,7 +1939,7 @@ static const char *check_ioctl(struct req *rq, int res)
 
 	k = F.pool[rq->out_pool].kind;
 	pipe_cmd = cmd == FZ_FIONREAD && (KM(k) & KM_PIPE);
-	/* SIOCOUTQNSD: TCP's alone */
+	/* SIOCOUTQNSD: TCP's and MPTCP's alone */
 	sock_cmd = ((cmd == FZ_FIONREAD || cmd == FZ_SIOCOUTQ) &&
 		    (KM(k) & KM_SOCK)) ||
 		   (cmd == FZ_SIOCOUTQNSD && (KM(k) & KM_TCP_ANY));
