@@ -1621,6 +1621,8 @@ static bool run_one(__u64 seed, unsigned long idx, struct totals *t)
 	bool bad = false, mismatch = false, unstable = false;
 
 	gen_scen(&s, seed, idx);
+	xorshift_fill(g_pat, STREAM_MAX, (unsigned int)(seed ^ idx ^ 0x5eed));
+	xorshift_fill(g_prefill, PREFILL_MAX, (unsigned int)(seed ^ idx ^ 0xfeed));
 	describe(desc, sizeof(desc), &s);
 	if (verbose)
 		ksft_print_msg("scenario %lu: %s\n", idx, desc);
@@ -1683,11 +1685,57 @@ static bool is_ext4(const char *path)
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [--seed S] [--count N] [--seconds T] [--start I] [--index I] [-v]\n"
-	       "  runs random splice scenarios twice (plain and IOSQE_ASYNC) and compares;\n"
+	printf("usage: %s [--seed S] [--count N] [--seconds T] [--start I] [--index I] [--list] [-v]\n"
+	       "  runs the pinned scenarios, then random splice scenarios, each twice\n"
+	       "  (plain and IOSQE_ASYNC), and compares;\n"
 	       "  --seconds defaults to %d (IOU_DIFF_SECONDS) unless --count is given,\n"
-	       "  --start the first index, --index replays one scenario\n",
+	       "  --start the first index, --index replays one scenario (nothing pinned),\n"
+	       "  --list prints the scenarios of --start and --count (default 100), runs none\n",
 	       prog, DEF_SECONDS);
+}
+
+/*
+ * Scenarios that once found a defect (or pin a known difference), run
+ * before the random ones on every run, each as a test of its own, so that
+ * a mutation can name the one that must catch it. "--list" finds the
+ * index of a shape.
+ */
+static const struct pinned_scen {
+	const char *name;
+	__u64 seed;
+	unsigned long idx;
+} pinned[] = {
+	/* pipe -> TCP(4096) 64 KiB, cancelled by user_data while it waits for room */
+	{ "cancel_ud_after_bytes", 1, 2066 },
+	/* the same, cancelled by fd, a linked NOP */
+	{ "cancel_fd_after_bytes", 1, 264 },
+	/* the same, a linked timeout of 214 ms, the output read 1000 bytes */
+	{ "link_timeout_after_bytes", 1, 1036 },
+	/* pipe -> TCP(4096) 64 KiB, another reader empties the input, drained */
+	{ "reader2_empties_input", 1, 480 },
+	/* the same into AF_UNIX(4096), nothing drained */
+	{ "reader2_empties_input_unix", 1, 936 },
+	/* AF_UNIX input, SO_RCVLOWAT 220 with 99 bytes queued, then drained */
+	{ "unix_rcvlowat_below_mark", 1, 181 },
+	/* known difference 9 (design 7.7): unix -> pipe, reader closed, EOF */
+	{ "known_reader_closed_then_eof", 1796631061039022617ULL, 20 },
+	/* known difference 10: pipe -> TCP(4096), the peer closed */
+	{ "known_tcp_peer_closed", 1796628462126599521ULL, 18 },
+};
+
+static void list_scenarios(__u64 seed, long long start, unsigned long count)
+{
+	char desc[600];
+	unsigned long i;
+	struct scen s;
+
+	if (count == ULONG_MAX)
+		count = 100;
+	for (i = 0; i < count; i++) {
+		gen_scen(&s, seed, start + i);
+		describe(desc, sizeof(desc), &s);
+		printf("%llu %s\n", start + i, desc);
+	}
 }
 
 int main(int argc, char **argv)
@@ -1698,21 +1746,22 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "start", required_argument, NULL, 'f' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("IOU_DIFF_SECONDS");
-	unsigned long count = ULONG_MAX, idx;
+	unsigned long count = ULONG_MAX, idx, i;
 	long long only = -1, end, start = 0;
 	unsigned int seconds = env && *env ? strtoul(env, NULL, 0) : DEF_SECONDS;
-	bool seed_set = false, seconds_set = false, ok = true;
+	bool seed_set = false, seconds_set = false, list = false, ok = true, pinned_ok = true;
 	struct totals t = { 0 };
 	struct iou_ring probe;
 	__u64 seed = 0;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "s:n:t:i:f:vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:n:t:i:f:lvh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1731,6 +1780,9 @@ int main(int argc, char **argv)
 		case 'f':
 			start = strtoll(optarg, NULL, 0);
 			break;
+		case 'l':
+			list = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -1744,6 +1796,11 @@ int main(int argc, char **argv)
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		seed = ((__u64)ts.tv_sec * 1000000007ULL) ^ ts.tv_nsec ^ getpid();
+	}
+	if (list) {
+		have_ext4 = is_ext4(EXT4_DIR);
+		list_scenarios(seed, start, count);
+		return 0;
 	}
 
 	ksft_print_header();
@@ -1767,7 +1824,18 @@ int main(int argc, char **argv)
 	g_prefill = malloc(PREFILL_MAX);
 	if (shared == MAP_FAILED || !g_pat || !g_prefill)
 		ksft_exit_fail_msg("out of memory\n");
-	ksft_set_plan(1);
+	ksft_set_plan(only >= 0 ? 1 : 1 + ARRAY_SIZE(pinned));
+
+	for (i = 0; only < 0 && i < ARRAY_SIZE(pinned); i++) {
+		const struct pinned_scen *p = &pinned[i];
+
+		if (run_one(p->seed, p->idx, &t)) {
+			ksft_test_result_pass("pinned.%s\n", p->name);
+		} else {
+			ksft_test_result_fail("pinned.%s\n", p->name);
+			pinned_ok = false;
+		}
+	}
 
 	/* --count alone: that many scenarios, however long they take */
 	end = count != ULONG_MAX && !seconds_set ? LLONG_MAX : iou_now_ms() + seconds * 1000LL;
@@ -1776,8 +1844,6 @@ int main(int argc, char **argv)
 			break;
 		if (only < 0 && (t.scenarios >= count || iou_now_ms() >= end))
 			break;
-		xorshift_fill(g_pat, STREAM_MAX, (unsigned int)(seed ^ idx ^ 0x5eed));
-		xorshift_fill(g_prefill, PREFILL_MAX, (unsigned int)(seed ^ idx ^ 0xfeed));
 		if (!run_one(seed, idx, &t))
 			ok = false;
 	}
@@ -1792,7 +1858,7 @@ int main(int argc, char **argv)
 	else
 		ksft_test_result_fail("plain and IOSQE_ASYNC splices agree (seed %llu)\n",
 				      (unsigned long long)seed);
-	if (!ok)
+	if (!ok || !pinned_ok)
 		ksft_exit_fail();
 	ksft_exit_pass();
 }
