@@ -539,6 +539,43 @@ static void io_ioctl_security_once(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ioc->permitted);
 }
 
+/* A protocol ->ioctl() that knows no command at all. */
+static int io_ioctl_test_no_command(struct sock *sk, int cmd, int *karg)
+{
+	return -ENOIOCTLCMD;
+}
+
+/*
+ * A protocol whose ->ioctl() does not know the command says -ENOIOCTLCMD
+ * (SCTP and SIOCOUTQ): the ring must answer as ioctl(2) does, from the
+ * file's handler (-ENOTTY), never with the internal errno. A UDP socket
+ * given a copy of its proto whose ->ioctl() knows nothing stands in for
+ * such a protocol; the copy is static, so a socket left with it after a
+ * failed assertion still has a valid proto.
+ */
+static void io_ioctl_protocol_without_command(struct kunit *test)
+{
+	static struct proto no_command_proto;
+	struct io_ioctl_files *f = test->priv;
+	struct proto *orig;
+	struct sock *sk;
+	int want;
+
+	if (!f->udp_sock)
+		kunit_skip(test, "no UDP sockets (CONFIG_INET)");
+	if (!f->user_page)
+		kunit_skip(test, "no user memory for the argument");
+	sk = sock_from_file(f->udp_sock)->sk;
+	orig = READ_ONCE(sk->sk_prot);
+	no_command_proto = *orig;
+	no_command_proto.ioctl = io_ioctl_test_no_command;
+	WRITE_ONCE(sk->sk_prot, &no_command_proto);
+	want = vfs_ioctl(f->udp_sock, SIOCOUTQ, f->user_page);
+	io_ioctl_expect_inline(test, f->udp_sock, SIOCOUTQ, want, 0);
+	WRITE_ONCE(sk->sk_prot, orig);
+	KUNIT_EXPECT_EQ(test, want, -ENOTTY);
+}
+
 static struct kunit_case io_ioctl_table_cases[] = {
 	KUNIT_CASE(io_ioctl_outqnsd_tcp_only),
 	KUNIT_CASE(io_ioctl_opdef),
@@ -562,6 +599,7 @@ static struct kunit_case io_ioctl_issue_cases[] = {
 	KUNIT_CASE(io_ioctl_socket_queues),
 	KUNIT_CASE(io_ioctl_inet_queues_as_handler),
 	KUNIT_CASE(io_ioctl_outqnsd_on_sockets),
+	KUNIT_CASE(io_ioctl_protocol_without_command),
 	KUNIT_CASE(io_ioctl_security_once),
 	{}
 };

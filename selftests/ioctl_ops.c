@@ -724,30 +724,6 @@ TEST_F(ioctl, mptcp6_queued)
 }
 
 /*
- * sctp_ioctl() knows SIOCINQ but not SIOCOUTQ: its -ENOIOCTLCMD must not
- * reach the CQE; ioctl(2) says -ENOTTY. SIOCOUTQNSD is not for SCTP.
- */
-TEST_F(ioctl, sctp_unknown_command)
-{
-	static const unsigned int cmds[] = { FIONREAD, SIOCOUTQ };
-	int fd, c, v, ret;
-
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_SCTP);
-	if (fd < 0 && (errno == EPROTONOSUPPORT || errno == ESOCKTNOSUPPORT))
-		SKIP(return, "no SCTP sockets in this kernel (CONFIG_IP_SCTP)");
-	ASSERT_LE(0, fd);
-	for (c = 0; c < ARRAY_SIZE(cmds); c++) {
-		ret = same_as_ioctl(_metadata, &self->ring, self->flags, fd,
-				    cmds[c], &v, "sctp");
-		if (cmds[c] == SIOCOUTQ)
-			EXPECT_EQ(-ENOTTY, ret);
-	}
-	expect_refused(_metadata, &self->ring, self->flags, fd, SIOCOUTQNSD,
-		       -EOPNOTSUPP, "SIOCOUTQNSD on SCTP");
-	close(fd);
-}
-
-/*
  * Unsent data: the receiver's buffer is tiny and unread, so the sender's
  * queue holds data it may not send yet (SIOCOUTQNSD > 0).
  */
