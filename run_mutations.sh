@@ -21,7 +21,9 @@ For the control (the series as it is) and then each mutation
 committed files to a scratch worktree, adds the mutation as the last
 patch of the series, runs ./run_kunit.sh and ./run_selftests.sh there
 and compares the tests that failed (lib/mutation_check.py) with the
-mutation's "Must-fail:" lines. Prints per mutation CAUGHT (exactly those
+mutation's "Must-fail:" lines ("May-fail:" lines name randomised tests
+that may or may not meet the mutation: neither required nor extra).
+Prints per mutation CAUGHT (exactly those
 failed), EXTRA (others failed too), NOT-CAUGHT (a must-fail test passed)
 or INFRA (no results: the mutation does not apply, a build error, a
 guest that did not finish), and ends with "mutations: N caught, N extra,

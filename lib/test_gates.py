@@ -188,9 +188,10 @@ class MutationCheck(unittest.TestCase):
         self.console = self.files.write("console.log", console(
             "1..2", "ok 1 first", "not ok 2 second", run_rc=1))
 
-    def check(self, *must_fail):
+    def check(self, *must_fail, may_fail=()):
         patch = self.files.write("m.patch", "Subject: mutation\n\n" + "".join(
-            f"Must-fail: {name}\n" for name in must_fail) + "---\n")
+            f"Must-fail: {name}\n" for name in must_fail) + "".join(
+            f"May-fail: {name}\n" for name in may_fail) + "---\n")
         return lib_tool("mutation_check.py", "check", patch, "--kunit", self.kunit,
                         "--console", self.console)
 
@@ -208,6 +209,23 @@ class MutationCheck(unittest.TestCase):
         rc, out = self.check("kunit suite.b")
         self.assertNotEqual(rc, 0, out)
         self.assertIn("EXTRA", out)
+
+    def test_may_fail_that_failed_is_not_extra(self):
+        rc, out = self.check("kunit suite.b", may_fail=("selftest prog second",))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("CAUGHT", out)
+
+    def test_may_fail_that_passed_is_not_missed(self):
+        rc, out = self.check("kunit suite.b", "selftest prog second",
+                             may_fail=("kunit suite.a",))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("CAUGHT", out)
+
+    def test_may_fail_does_not_excuse_a_must_fail(self):
+        rc, out = self.check("kunit suite.a", may_fail=("kunit suite.b",
+                                                        "selftest prog second"))
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("NOT-CAUGHT", out)
 
     def test_no_results_is_infra(self):
         self.console = self.files.write("empty.log", "IOU-GUEST-START x\n")
