@@ -1862,10 +1862,10 @@ int main(int argc, char **argv)
 		       t.unstable, t.known, t.inv_fails, t.errors);
 	print_tallies(&t);
 	if (ok)
-		ksft_test_result_pass("random.plain_vs_async: the splices agree (seed %llu)\n",
+		ksft_test_result_pass("random.plain_vs_async (seed %llu)\n",
 				      (unsigned long long)seed);
 	else
-		ksft_test_result_fail("random.plain_vs_async: the splices agree (seed %llu)\n",
+		ksft_test_result_fail("random.plain_vs_async (seed %llu)\n",
 				      (unsigned long long)seed);
 	if (!ok || !pinned_ok)
 		ksft_exit_fail();
