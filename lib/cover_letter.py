@@ -69,7 +69,10 @@ def coverage(out_dir):
         text = open(os.path.join(folder, "coverage.txt"), errors="replace").read()
     except OSError:
         return None
-    return "\n".join("  " + l for l in text.strip("\n").splitlines()) + \
+    # the HTML report's path is this machine's, not the reader's
+    lines = [l for l in text.strip("\n").splitlines()
+             if not l.startswith("HTML report: ")]
+    return "\n".join("  " + l for l in lines) + \
         f"\n  ({os.path.basename(folder)})"
 
 
