@@ -1719,8 +1719,6 @@ static const struct pinned_scen {
 	{ "link_timeout_after_bytes", 1, 1036 },
 	/* pipe -> TCP(4096) 64 KiB, another reader empties the input, drained */
 	{ "reader2_empties_input", 1, 480 },
-	/* the same into AF_UNIX(4096), nothing drained */
-	{ "reader2_empties_input_unix", 1, 936 },
 	/* AF_UNIX input, SO_RCVLOWAT 220 with 99 bytes queued, then drained */
 	{ "unix_rcvlowat_below_mark", 1, 181 },
 	/* known difference 9 (design 7.7): unix -> pipe, reader closed, EOF */
