@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,6 +124,28 @@ static inline bool bench_icount_check(const char *prog)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * A benchmark's first line: the kernel, the time per cell and the rounds,
+ * in guest seconds under -i (then the clock check too: false if the
+ * guest's clock does not count instructions).
+ */
+static inline bool bench_print_header(const char *prog, bool icount,
+				      double dur, int nrounds)
+{
+	struct utsname uts;
+
+	uname(&uts);
+	if (!icount) {
+		printf("%s: kernel %s %s, %.1f s per cell, median of %d rounds\n",
+		       prog, uts.release, uts.machine, dur, nrounds);
+		return true;
+	}
+	printf("%s: kernel %s %s, %.2f guest s per cell, %d round%s\n",
+	       prog, uts.release, uts.machine, dur, nrounds,
+	       nrounds > 1 ? "s, the median" : "");
+	return bench_icount_check(prog);
 }
 
 /*

@@ -54,7 +54,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -488,7 +487,6 @@ int main(int argc, char **argv)
 	int ns[MAX_NS] = { 1, 64, 1000 }, nn = 3;
 	int opt, nrounds = 0, failed = 0, i, k, m;
 	double dur = 1, spread;
-	struct utsname uts;
 	char *tok;
 
 	icount = bench_icount_env();
@@ -533,18 +531,12 @@ int main(int argc, char **argv)
 	if (!nrounds)
 		nrounds = icount ? 1 : 5;
 	signal(SIGPIPE, SIG_IGN);
-	uname(&uts);
+	if (!bench_print_header("proxy_bench", icount, dur, nrounds))
+		return 1;
 	if (icount) {
-		printf("proxy_bench: kernel %s %s, %.2f guest s per cell, %d round%s\n",
-		       uts.release, uts.machine, dur, nrounds,
-		       nrounds > 1 ? "s, the median" : "");
-		if (!bench_icount_check("proxy_bench"))
-			return 1;
 		printf("%-6s %-6s %10s %9s %12s %5s\n", "conns", "mode",
 		       "MB/guest-s", "insn/op", "splices/g-s", "wrk");
 	} else {
-		printf("proxy_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
-		       uts.release, uts.machine, dur, nrounds);
 		printf("%-6s %-6s %10s %7s %12s %5s\n", "conns", "mode",
 		       "MB/s", "spread", "splices/s", "wrk");
 	}

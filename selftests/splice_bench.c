@@ -108,7 +108,6 @@
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1406,7 +1405,6 @@ int main(int argc, char **argv)
 	const char *dir = "/mnt/ext4";
 	bool splices = false, sendfiles = false, sf_skipped = false;
 	double dur = 1;
-	struct utsname uts;
 	char sf_msg[512];
 	int wl, q, opt, nrounds = 0, failed = 0;
 
@@ -1470,17 +1468,8 @@ int main(int argc, char **argv)
 			sendfiles |= wls[wl].ext4;
 		}
 	signal(SIGPIPE, SIG_IGN);
-	uname(&uts);
-	if (icount) {
-		printf("splice_bench: kernel %s %s, %.2f guest s per cell, %d round%s\n",
-		       uts.release, uts.machine, dur, nrounds,
-		       nrounds > 1 ? "s, the median" : "");
-		if (!bench_icount_check("splice_bench"))
-			return 1;
-	} else {
-		printf("splice_bench: kernel %s %s, %.1f s per cell, median of %d rounds\n",
-		       uts.release, uts.machine, dur, nrounds);
-	}
+	if (!bench_print_header("splice_bench", icount, dur, nrounds))
+		return 1;
 	if (sendfiles) {
 		sf_skipped = sf_prepare(dir, mask, sf_msg, sizeof(sf_msg));
 		printf("ext4 workloads: %s%s\n", sf_skipped ? "skipped, " : "",
