@@ -75,7 +75,7 @@
 #define DEF_SECONDS		60
 /*
  * Without the series both modes take io-wq's path, so a random run there
- * checks only the test itself (the runner says so in IOU_SERIES).
+ * checks only the test itself (iou_series_absent() says so).
  */
 #define ABSENT_SECONDS		10
 #define MAX_STEPS		4
@@ -1693,7 +1693,7 @@ static void usage(const char *prog)
 	printf("usage: %s [--seed S] [--count N] [--seconds T] [--start I] [--index I] [--list] [-v]\n"
 	       "  runs the pinned scenarios, then random splice scenarios, each twice\n"
 	       "  (plain and IOSQE_ASYNC), and compares;\n"
-	       "  --seconds defaults to %d (IOU_DIFF_SECONDS; %d with IOU_SERIES=absent)\n"
+	       "  --seconds defaults to %d (IOU_DIFF_SECONDS; %d without the series)\n"
 	       "  unless --count is given,\n"
 	       "  --start the first index, --index replays one scenario (nothing pinned),\n"
 	       "  --list prints the scenarios of --start and --count (default 100), runs none\n",
@@ -1758,10 +1758,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("IOU_DIFF_SECONDS");
 	unsigned long count = ULONG_MAX, idx, i;
 	long long only = -1, end, start = 0;
-	const char *series = getenv("IOU_SERIES");
-	unsigned int seconds = env && *env ? strtoul(env, NULL, 0) :
-			       series && !strcmp(series, "absent") ?
-			       ABSENT_SECONDS : DEF_SECONDS;
+	unsigned int seconds = env && *env ? strtoul(env, NULL, 0) : DEF_SECONDS;
 	bool seed_set = false, seconds_set = false, list = false, ok = true, pinned_ok = true;
 	struct totals t = { 0 };
 	struct iou_ring probe;
@@ -1821,6 +1818,8 @@ int main(int argc, char **argv)
 	if (!(probe.features & IORING_FEAT_EXT_ARG))
 		ksft_exit_skip("no IORING_FEAT_EXT_ARG: cannot wait with a timeout\n");
 	iou_exit(&probe);
+	if (!seconds_set && !(env && *env) && iou_series_absent())
+		seconds = ABSENT_SECONDS;
 	have_ext4 = is_ext4(EXT4_DIR);
 	ksft_print_msg("ext4 input files: %s\n", have_ext4 ? EXT4_DIR :
 		       "none (" EXT4_DIR " is not a writable ext4 mount)");
