@@ -8,7 +8,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 IOU_PERF_SECONDS=${IOU_PERF_SECONDS:-0.05}
-IOU_PERF_MARGIN=${IOU_PERF_MARGIN:-0.05}
+IOU_PERF_MARGIN=${IOU_PERF_MARGIN:-0.02}
 floors=$repo/lib/perf-floors
 
 usage() {
@@ -54,7 +54,7 @@ Options:
 Environment:
   IOU_PERF_SECONDS as --seconds
   IOU_PERF_MARGIN  --update-floors: how far below the measured ratio a floor
-                   goes (default $IOU_PERF_MARGIN, 5%)
+                   goes (default $IOU_PERF_MARGIN, 2%)
   IOU_OUT_DIR      where results go (default: <repo>/out)
   and those of ./run_selftests.sh (--help), which builds and boots the
   guest: IOU_CACHE_DIR, IOU_JOBS, IOU_GUEST_TIMEOUT, IOU_GUEST_MEM,

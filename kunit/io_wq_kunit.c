@@ -8,8 +8,11 @@
  * and looks at which idle worker was woken.
  *
  * The idle workers are kernel threads asleep in TASK_INTERRUPTIBLE, as an
- * idle io-wq worker sleeps; once woken they never sleep that way again,
- * so "is it still in TASK_INTERRUPTIBLE?" says whether anything woke it.
+ * idle io-wq worker sleeps in its idle wait; once woken they never sleep
+ * that way again, so "is it still in TASK_INTERRUPTIBLE?" says whether
+ * anything woke it. The blocked ones are free workers asleep elsewhere (in
+ * task_work of their idle path, say waiting for a pipe mutex): kernel
+ * threads in TASK_UNINTERRUPTIBLE, likewise only until the first wake.
  *
  * Included at the end of io_uring/io-wq.c to reach its static functions.
  */
@@ -17,7 +20,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 
-enum { IO_WQ_TEST_IDLE_WORKERS = 2 };
+enum { IO_WQ_TEST_IDLE_WORKERS = 2, IO_WQ_TEST_BLOCKED_WORKERS = 2 };
 
 struct io_wq_test_fixture {
 	struct io_wq wq;
@@ -26,13 +29,15 @@ struct io_wq_test_fixture {
 	/* workers that sleep in other work or ask for one: current */
 	struct io_worker busy[2];
 	struct io_worker idle[IO_WQ_TEST_IDLE_WORKERS];
+	/* on the free list, asleep outside the idle wait */
+	struct io_worker blocked[IO_WQ_TEST_BLOCKED_WORKERS];
 };
 
-/* Sleep, never in TASK_INTERRUPTIBLE, until kthread_stop(). */
-static int io_wq_test_wait_for_stop(void)
+/* Sleep in @state until kthread_stop(). */
+static int io_wq_test_wait_for_stop(unsigned int state)
 {
 	for (;;) {
-		set_current_state(TASK_UNINTERRUPTIBLE);
+		set_current_state(state);
 		if (kthread_should_stop())
 			break;
 		schedule();
@@ -47,12 +52,26 @@ static int io_wq_test_idle_thread(void *data)
 	set_current_state(TASK_INTERRUPTIBLE);
 	if (!kthread_should_stop())
 		schedule();
-	return io_wq_test_wait_for_stop();
+	return io_wq_test_wait_for_stop(TASK_UNINTERRUPTIBLE);
+}
+
+/* A free worker blocked elsewhere; after a wake, it sleeps killable. */
+static int io_wq_test_blocked_thread(void *data)
+{
+	set_current_state(TASK_UNINTERRUPTIBLE);
+	if (!kthread_should_stop())
+		schedule();
+	return io_wq_test_wait_for_stop(TASK_KILLABLE);
 }
 
 static bool io_wq_test_woken(struct io_worker *worker)
 {
 	return READ_ONCE(worker->task->__state) != TASK_INTERRUPTIBLE;
+}
+
+static bool io_wq_test_blocked_woken(struct io_worker *worker)
+{
+	return READ_ONCE(worker->task->__state) != TASK_UNINTERRUPTIBLE;
 }
 
 static void io_wq_test_worker_init(struct io_wq_test_fixture *fx,
@@ -65,7 +84,39 @@ static void io_wq_test_worker_init(struct io_wq_test_fixture *fx,
 	worker->task = task;
 	/* unbound: io_wq_get_acct() gives acct[IO_WQ_ACCT_UNBOUND] */
 	set_bit(IO_WORKER_F_UP, &worker->flags);
-	set_bit(IO_WORKER_F_RUNNING, &worker->flags);
+	/* a worker asleep is not RUNNING: the sleep hook cleared it */
+	if (task == current)
+		set_bit(IO_WORKER_F_RUNNING, &worker->flags);
+}
+
+/* What the scheduler's sleep hook does when a running worker blocks. */
+static void io_wq_test_block(struct io_worker *worker)
+{
+	clear_bit(IO_WORKER_F_RUNNING, &worker->flags);
+	io_wq_dec_running(worker);
+}
+
+/* A kernel thread asleep in @state, as the worker @worker. */
+static int io_wq_test_start_sleeper(struct io_wq_test_fixture *fx,
+				    struct io_worker *worker,
+				    int (*fn)(void *), unsigned int state,
+				    const char *name, int i)
+{
+	struct task_struct *task;
+	int tries;
+
+	task = kthread_run(fn, NULL, "iowq-kunit-%s%d", name, i);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	get_task_struct(task);
+	io_wq_test_worker_init(fx, worker, task);
+	/* off the CPU and asleep */
+	for (tries = 0; !wait_task_inactive(task, state); tries++) {
+		if (tries == 1000)
+			return -ETIMEDOUT;
+		usleep_range(1000, 2000);
+	}
+	return 0;
 }
 
 /* Free list heads are added last: io_wq_activate_free_worker() starts there. */
@@ -79,7 +130,7 @@ static void io_wq_test_make_free(struct io_wq_test_fixture *fx,
 static int io_wq_test_init(struct kunit *test)
 {
 	struct io_wq_test_fixture *fx;
-	int i, tries;
+	int i, ret;
 
 	fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
 	if (!fx)
@@ -101,27 +152,27 @@ static int io_wq_test_init(struct kunit *test)
 		io_wq_test_worker_init(fx, &fx->busy[i], current);
 
 	for (i = 0; i < IO_WQ_TEST_IDLE_WORKERS; i++) {
-		struct task_struct *task;
-
-		task = kthread_run(io_wq_test_idle_thread, NULL,
-				   "iowq-kunit-idle%d", i);
-		if (IS_ERR(task))
-			return PTR_ERR(task);
-		get_task_struct(task);
-		io_wq_test_worker_init(fx, &fx->idle[i], task);
-		/* off the CPU and asleep, as an idle worker in schedule_timeout() */
-		for (tries = 0; !wait_task_inactive(task, TASK_INTERRUPTIBLE); tries++) {
-			if (tries == 1000)
-				return -ETIMEDOUT;
-			usleep_range(1000, 2000);
-		}
+		/* as an idle worker in schedule_timeout(WORKER_IDLE_TIMEOUT) */
+		ret = io_wq_test_start_sleeper(fx, &fx->idle[i],
+					       io_wq_test_idle_thread,
+					       TASK_INTERRUPTIBLE, "idle", i);
+		if (ret)
+			return ret;
+		set_bit(IO_WORKER_F_IDLE_WAIT, &fx->idle[i].flags);
+	}
+	for (i = 0; i < IO_WQ_TEST_BLOCKED_WORKERS; i++) {
+		ret = io_wq_test_start_sleeper(fx, &fx->blocked[i],
+					       io_wq_test_blocked_thread,
+					       TASK_UNINTERRUPTIBLE, "blocked", i);
+		if (ret)
+			return ret;
 	}
 	/*
-	 * Four workers (the two busy, the two idle), the unbound limit: a
-	 * request for one more cannot create it.
+	 * Six workers (two busy, two idle, two blocked), the unbound limit:
+	 * a request for one more cannot create it.
 	 */
-	fx->acct->nr_workers = 4;
-	fx->acct->max_workers = 4;
+	fx->acct->nr_workers = 6;
+	fx->acct->max_workers = 6;
 	return 0;
 }
 
@@ -137,6 +188,12 @@ static void io_wq_test_exit(struct kunit *test)
 			continue;
 		kthread_stop(fx->idle[i].task);
 		put_task_struct(fx->idle[i].task);
+	}
+	for (i = 0; i < IO_WQ_TEST_BLOCKED_WORKERS; i++) {
+		if (!fx->blocked[i].task)
+			continue;
+		kthread_stop(fx->blocked[i].task);
+		put_task_struct(fx->blocked[i].task);
 	}
 }
 
@@ -162,7 +219,7 @@ static void io_wq_blocking_worker_wakes_idle_test(struct kunit *test)
 	io_wq_test_queue_work(fx);
 	atomic_set(&fx->acct->nr_running, 2);
 
-	io_wq_dec_running(&fx->busy[0]);
+	io_wq_test_block(&fx->busy[0]);
 
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->acct->nr_running), 1);
 	KUNIT_EXPECT_TRUE_MSG(test, io_wq_test_woken(&fx->idle[0]),
@@ -184,7 +241,7 @@ static void io_wq_blocking_free_worker_not_itself_test(struct kunit *test)
 	io_wq_test_queue_work(fx);
 	atomic_set(&fx->acct->nr_running, 2);
 
-	io_wq_dec_running(&fx->busy[0]);
+	io_wq_test_block(&fx->busy[0]);
 
 	KUNIT_EXPECT_TRUE_MSG(test, io_wq_test_woken(&fx->idle[0]),
 			      "the blocking worker woke itself, not the idle one");
@@ -200,9 +257,9 @@ static int io_wq_test_block_thread(void *data)
 {
 	struct io_wq_test_blocker *blocker = data;
 
-	io_wq_dec_running(blocker->worker);
+	io_wq_test_block(blocker->worker);
 	atomic_set(&blocker->done, 1);
-	return io_wq_test_wait_for_stop();
+	return io_wq_test_wait_for_stop(TASK_UNINTERRUPTIBLE);
 }
 
 /*
@@ -259,8 +316,8 @@ static void io_wq_blocking_workers_wake_one_test(struct kunit *test)
 	io_wq_test_queue_work(fx);
 	atomic_set(&fx->acct->nr_running, 3);
 
-	io_wq_dec_running(&fx->busy[0]);
-	io_wq_dec_running(&fx->busy[1]);
+	io_wq_test_block(&fx->busy[0]);
+	io_wq_test_block(&fx->busy[1]);
 
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->acct->nr_running), 1);
 	KUNIT_EXPECT_TRUE_MSG(test, io_wq_test_woken(&fx->idle[0]),
@@ -287,6 +344,7 @@ static void io_wq_create_at_max_wakes_idle_test(struct kunit *test)
 	io_wq_test_make_free(fx, asker);
 	io_wq_test_queue_work(fx);
 	/* what io_wq_dec_running() leaves for create_worker_cb() */
+	clear_bit(IO_WORKER_F_RUNNING, &asker->flags);
 	atomic_set(&fx->acct->nr_running, 1);
 	atomic_inc(&fx->wq.worker_refs);
 	refcount_inc(&asker->ref);
@@ -295,7 +353,7 @@ static void io_wq_create_at_max_wakes_idle_test(struct kunit *test)
 
 	create_worker_cb(&asker->create_work);
 
-	KUNIT_EXPECT_EQ(test, fx->acct->nr_workers, 4U);
+	KUNIT_EXPECT_EQ(test, fx->acct->nr_workers, 6U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->acct->nr_running), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->wq.worker_refs), 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&asker->ref), 1);
@@ -304,12 +362,77 @@ static void io_wq_create_at_max_wakes_idle_test(struct kunit *test)
 			      "no worker could be created and the idle one was left asleep");
 }
 
+/*
+ * Two free workers head the free list asleep outside their idle wait (in
+ * task_work of their idle path, say the last fput() of a pipe waiting for
+ * the pipe mutex); an idle worker is behind them. A worker that blocks
+ * with work queued must wake the idle one and leave the blocked ones
+ * asleep: woken, one would only block again, and each such block would
+ * hand the work to the other, back and forth for as long as any worker
+ * runs. Then one of the blocked workers does run, briefly, and blocks
+ * again: the other is still not woken.
+ */
+static void io_wq_blocked_free_workers_passed_by_test(struct kunit *test)
+{
+	struct io_wq_test_fixture *fx = test->priv;
+	struct io_worker *b0 = &fx->blocked[0], *b1 = &fx->blocked[1];
+
+	io_wq_test_make_free(fx, &fx->idle[0]);
+	io_wq_test_make_free(fx, b0);
+	io_wq_test_make_free(fx, b1);
+	io_wq_test_queue_work(fx);
+	atomic_set(&fx->acct->nr_running, 2);
+
+	io_wq_test_block(&fx->busy[0]);
+
+	KUNIT_EXPECT_TRUE_MSG(test, io_wq_test_woken(&fx->idle[0]),
+			      "work queued, a worker blocked, the idle worker behind two blocked ones left asleep");
+	KUNIT_EXPECT_FALSE_MSG(test, io_wq_test_blocked_woken(b1),
+			       "a free worker blocked outside its idle wait was woken");
+	KUNIT_EXPECT_FALSE_MSG(test, io_wq_test_blocked_woken(b0),
+			       "a free worker blocked outside its idle wait was woken");
+
+	/* b0 runs for a moment (its sleep hook's counterpart), then blocks */
+	set_bit(IO_WORKER_F_RUNNING, &b0->flags);
+	atomic_inc(&fx->acct->nr_running);
+	io_wq_test_block(b0);
+
+	KUNIT_EXPECT_FALSE_MSG(test, io_wq_test_blocked_woken(b1),
+			       "a blocked free worker re-blocking handed the work to another blocked one");
+}
+
+/*
+ * The free list holds only workers asleep outside their idle wait: none
+ * can take new work, so io_wq_enqueue() must be told to create one, and
+ * none of them woken.
+ */
+static void io_wq_enqueue_no_idle_worker_test(struct kunit *test)
+{
+	struct io_wq_test_fixture *fx = test->priv;
+	bool woken;
+
+	io_wq_test_make_free(fx, &fx->blocked[0]);
+	io_wq_test_make_free(fx, &fx->blocked[1]);
+	io_wq_test_queue_work(fx);
+
+	rcu_read_lock();
+	woken = io_wq_activate_free_worker(&fx->wq, fx->acct);
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_FALSE_MSG(test, woken,
+			       "a free worker blocked elsewhere counted as taking the work: none is created");
+	KUNIT_EXPECT_FALSE(test, io_wq_test_blocked_woken(&fx->blocked[0]));
+	KUNIT_EXPECT_FALSE(test, io_wq_test_blocked_woken(&fx->blocked[1]));
+}
+
 static struct kunit_case io_wq_test_cases[] = {
 	KUNIT_CASE(io_wq_blocking_worker_wakes_idle_test),
 	KUNIT_CASE(io_wq_blocking_free_worker_not_itself_test),
 	KUNIT_CASE(io_wq_blocking_worker_nothing_queued_test),
 	KUNIT_CASE(io_wq_blocking_workers_wake_one_test),
 	KUNIT_CASE(io_wq_create_at_max_wakes_idle_test),
+	KUNIT_CASE(io_wq_blocked_free_workers_passed_by_test),
+	KUNIT_CASE(io_wq_enqueue_no_idle_worker_test),
 	{}
 };
 

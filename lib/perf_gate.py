@@ -10,8 +10,8 @@
       when a floor's cell is not in the tables); exit 1 if any is below
       or missing
   perf_gate.py update BENCH_TXT FLOORS [MARGIN]
-      write FLOORS from this run: each ratio less MARGIN (default 0.05,
-      5%), rounded down, with the value measured
+      write FLOORS from this run: each ratio less MARGIN (default 0.02,
+      2%), rounded down, with the value measured
 
 BENCH_TXT is what splice_bench -i and ioctl_bench -i printed (bench.txt of
 run_selftests.sh --icount). A ratio is ops/s of a cell over ops/s of the
@@ -170,7 +170,7 @@ def main(argv):
     if len(argv) == 4 and argv[1] == "check":
         return check(argv[2], argv[3])
     if len(argv) in (4, 5) and argv[1] == "update":
-        return update(argv[2], argv[3], float(argv[4]) if len(argv) == 5 else 0.05)
+        return update(argv[2], argv[3], float(argv[4]) if len(argv) == 5 else 0.02)
     print(__doc__, file=sys.stderr if len(argv) > 1 and argv[1] not in
           ("-h", "--help") else sys.stdout)
     return 0 if len(argv) > 1 and argv[1] in ("-h", "--help") else 2
