@@ -729,8 +729,51 @@ static void io_splice_fail_reports_moved(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, req->cqe.res, 4096);
 }
 
+/* The rows of io_splice_punt_cases[] that io_splice_punt() punts. */
+static const void *io_splice_refused_gen_params(const void *prev, char *desc)
+{
+	const struct io_splice_punt_case *c = prev;
+	const struct io_splice_punt_case *end =
+		io_splice_punt_cases + ARRAY_SIZE(io_splice_punt_cases);
+
+	for (c = c ? c + 1 : io_splice_punt_cases; c < end; c++) {
+		if (c->punt) {
+			io_splice_punt_desc(c, desc);
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * What io_splice_punt() punts, do_splice() refuses on its own in nowait
+ * mode, before anything moves: -EAGAIN with the data still in the input
+ * pipe, whatever io_uring would have done. (A UDP input would otherwise
+ * block in sock_read_iter(), an unconnected UDP output fail with
+ * -EDESTADDRREQ.)
+ */
+static void io_splice_nowait_refuses_punted(struct kunit *test)
+{
+	const struct io_splice_punt_case *c = test->param_value;
+	struct io_splice_test_files *tf = test->priv;
+	struct file *in = tf->f[c->in], *out = tf->f[c->out];
+	bool in_pipe = c->in == F_PIPE_READ;
+
+	if (!in || !out)
+		kunit_skip(test, "file kind not available in this kernel");
+	/* data waiting in the input pipe: only the other file can refuse */
+	if (in_pipe)
+		io_splice_test_fill(test, tf->others[0], 100);
+	KUNIT_EXPECT_EQ(test, do_splice(in, NULL, out, NULL, 100,
+					SPLICE_F_NOWAIT_INTERNAL), -EAGAIN);
+	if (in_pipe)
+		KUNIT_EXPECT_EQ(test, io_splice_test_bytes(in->private_data), 100);
+}
+
 static struct kunit_case io_splice_punt_test_cases[] = {
 	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
+	KUNIT_CASE_PARAM(io_splice_nowait_refuses_punted,
+			 io_splice_refused_gen_params),
 	KUNIT_CASE_PARAM(io_splice_stopped_early_decides,
 			 io_splice_early_gen_params),
 	KUNIT_CASE(io_splice_prep_refuses_internal_flag),
