@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Paths that patches 0001 (drain), 0002 (io-wq) and 0012 (poll) change and
+ * Paths that patches 0001-0007 (drain), 0008 (io-wq) and 0018 (poll) change and
  * that the splice and ioctl tests do not reach (found by the coverage
  * report, ./run_selftests.sh --coverage):
  *
@@ -9,7 +9,7 @@
  *    and drop its file, so the pipe it was to write sees its last writer
  *    go (EOF);
  *  - IORING_OP_POLL_ADD, single and multishot, and its removal: the poll
- *    arming that 0012 changed for every opcode;
+ *    arming that 0018 changed for every opcode;
  *  - io-wq's hashed work: buffered writes to one regular file are hashed
  *    by inode and run one at a time. io-wq starts a second worker for
  *    them only when none is running, so reads on empty pipes make

@@ -471,7 +471,7 @@ FIXTURE_VARIANT_ADD(same, pipe_pipe_empty_o_nonblock) {
 /*
  * More than the window: the blocking tcp_splice_read() releases the socket
  * lock after each read, which lets in what the read's window update brought,
- * and reads on; the inline try must too (patch 0008), so both take all of
+ * and reads on; the inline try must too (patch 0014), so both take all of
  * it, not the first window's worth.
  */
 FIXTURE_VARIANT_ADD(same, tcp_pipe_behind_window) {
