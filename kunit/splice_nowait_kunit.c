@@ -9,7 +9,8 @@
  * have gone on?) and io_splice_wait_for() (which end it waits for, if it
  * waits at all); and how a request that already moved bytes ends: no wait
  * on a pipe any more, and io_splice_fail() reporting them when it is
- * cancelled.
+ * cancelled. Which pairs IORING_OP_SPLICE sends as sendfile(2), and which
+ * of those its nowait try refuses.
  *
  * Included at the end of io_uring/splice.c to reach its static functions.
  */
@@ -770,7 +771,69 @@ static void io_splice_nowait_refuses_punted(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, io_splice_test_bytes(in->private_data), 100);
 }
 
+struct io_sendfile_case {
+	enum io_splice_test_file in, out;
+	bool sendfile;		/* io_splice_is_sendfile() */
+	bool refused;		/* vfs_sendfile() in nowait mode: -EAGAIN */
+	const char *why;
+};
+
+static const struct io_sendfile_case io_sendfile_cases[] = {
+	{ F_SHMEM, F_UNIX_STREAM, true, false, "tmpfs to AF_UNIX stream" },
+	{ F_SHMEM, F_TCP, true, false, "tmpfs to TCP without a ULP" },
+	{ F_SHMEM, F_UDP, true, true, "datagram: not on the allowlist" },
+	{ F_SHMEM, F_UNIX_DGRAM, true, true, "datagram: not on the allowlist" },
+	{ F_SHMEM, F_NETLINK, true, true, "family not known" },
+	{ F_SHMEM_DIRECT, F_UNIX_STREAM, true, true, "O_DIRECT: read_iter may block" },
+	{ F_SHMEM_UNFLAGGED, F_TCP, true, true, "no FOP_SPLICE_NOWAIT" },
+	{ F_PIPE_READ, F_UNIX_STREAM, false, false, "a pipe: splice" },
+	{ F_SHMEM, F_PIPE_WRITE, false, false, "a pipe: splice" },
+	{ F_UNIX_STREAM, F_TCP, false, false, "not a regular file" },
+	{ F_SHMEM, F_SHMEM, false, false, "not a socket" },
+};
+
+static void io_sendfile_desc(const struct io_sendfile_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s -> %s: %s (%s)",
+		 io_splice_test_file_names[c->in],
+		 io_splice_test_file_names[c->out],
+		 !c->sendfile ? "no sendfile" : c->refused ? "io-wq" : "inline",
+		 c->why);
+}
+
+KUNIT_ARRAY_PARAM(io_sendfile, io_sendfile_cases, io_sendfile_desc);
+
+/*
+ * Which pairs IORING_OP_SPLICE sends as sendfile(2) (a regular file to a
+ * socket), and of those which the nowait try refuses before anything
+ * moves: those go to io-wq (io_sendfile_wait_for()), where the blocking
+ * call gives sendfile(2)'s result (0 for a count of 0). Pairs that are no
+ * sendfile keep do_splice(): vfs_sendfile() refuses them with -EINVAL.
+ */
+static void io_sendfile_decides(struct kunit *test)
+{
+	const struct io_sendfile_case *c = test->param_value;
+	struct io_splice_test_files *tf = test->priv;
+	struct file *in = tf->f[c->in], *out = tf->f[c->out];
+
+	if (!in || !out)
+		kunit_skip(test, "file kind not available in this kernel");
+	KUNIT_EXPECT_EQ(test, io_splice_is_sendfile(in, out), c->sendfile);
+	if (!c->sendfile) {
+		KUNIT_EXPECT_EQ(test, vfs_sendfile(in, NULL, out, 0, 0), -EINVAL);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, vfs_sendfile(in, NULL, out, 0,
+					   SPLICE_F_NOWAIT_INTERNAL),
+			c->refused ? -EAGAIN : 0);
+	KUNIT_EXPECT_EQ(test, vfs_sendfile(in, NULL, out, 0, 0), 0);
+	if (c->refused)
+		KUNIT_EXPECT_EQ(test, io_sendfile_wait_for(in, out),
+				IO_SPLICE_WAIT_WORKER);
+}
+
 static struct kunit_case io_splice_punt_test_cases[] = {
+	KUNIT_CASE_PARAM(io_sendfile_decides, io_sendfile_gen_params),
 	KUNIT_CASE_PARAM(io_splice_punt_decides, io_splice_punt_gen_params),
 	KUNIT_CASE_PARAM(io_splice_nowait_refuses_punted,
 			 io_splice_refused_gen_params),
