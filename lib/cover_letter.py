@@ -61,6 +61,23 @@ def bench_section(out_dir, program):
     return None
 
 
+def sendfile_many(out_dir):
+    """sendfile_many's summary line from the newest plain selftest run."""
+    folder = newest(out_dir, "selftests-2*")
+    if not folder:
+        return None
+    try:
+        text = open(os.path.join(folder, "console.log"), errors="replace").read()
+    except OSError:
+        return None
+    found = re.findall(r"^# (\d+ sendfiles of .*)$", text, flags=re.M)
+    result = re.findall(r"^(ok|not ok) \d+ selftests: io_uring: sendfile_many", text,
+                        flags=re.M)
+    if not found or not result:
+        return None
+    return f"{result[-1]}: {found[-1].strip()}  ({os.path.basename(folder)})"
+
+
 def coverage(out_dir):
     folder = newest(out_dir, "selftests-coverage-2*")
     if not folder:
@@ -106,6 +123,7 @@ def main(argv):
         "LIBURING_TOTALS": totals(out_dir, "liburing-2*", "results.txt", "liburing:"),
         "LIBURING_PRISTINE_TOTALS": totals(out_dir, "liburing-pristine-2*", "results.txt",
                                            "liburing:"),
+        "SENDFILE_MANY": sendfile_many(out_dir),
         "COVERAGE": coverage(out_dir),
         "MAN_PAGE": man_page(repo),
         "SIGNER": os.environ.get("IOU_SIGNER"),

@@ -33,6 +33,10 @@
  *                        are grown with F_SETPIPE_SZ to 1 MiB (or the most
  *                        that is allowed), so 1 MiB is one pair; with a
  *                        smaller pipe the pairs loop over the file.
+ *                        "sendfile sqe" sends each file with one
+ *                        IORING_OP_SPLICE from the file to the socket
+ *                        (the series' sendfile, no pipe; again from
+ *                        where it stopped if it comes back short).
  *                        "sendfile(2)" is sendfile(2) in a loop,
  *                        "splice(2)" the ring's splices as syscalls.  When
  *                        the directory is not on ext4 (not mounted), these
@@ -61,14 +65,16 @@
  * spell of the machine does not fall on one mode only; the table gives the
  * median round's ops/s and MB/s, and the spread (max - min) / median.
  * "wrk" is the most io-wq workers (threads iou-wrk-*) a child had at the
- * end of its cell.  All workloads: 40 cells, 5 rounds of 1.1 s each, about
- * 4 minutes; the ext4 ones are 16 of them, about 1.5 minutes.
+ * end of its cell.  All workloads: 44 cells, 5 rounds of 1.1 s each, about
+ * 4 minutes; the ext4 ones are 20 of them, about 2 minutes.
  *
  * Ratios of the medians: inline/async ops/s at QD1 (target >= 3), inline
  * ops/s / splice(2) ops/s at QD32 (target >= 1), and the same for inline
  * reg, per workload.  For the ext4 workloads: inline/async at QD1 (target
  * >= 3), inline / sendfile(2) at QD32 (target >= 1, and no io-wq worker in
- * the inline cell) and inline / splice(2) at QD32.
+ * the inline cell) and inline / splice(2) at QD32; and, last, one line
+ * per file size: "ring sendfile 16K QD32: R x sendfile(2), W workers",
+ * the sendfile sqe's ops/s over sendfile(2)'s at QD32 and its workers.
  *
  * -i (the default when IOU_ICOUNT=1, run_selftests.sh --icount): the
  * guest's clock counts instructions (QEMU -icount shift=0,sleep=off), so
@@ -127,7 +133,7 @@
 enum workload { W_PP4K, W_PP64K, W_FPS, W_SF1M, W_SF16K, W_NOP, NR_WL };
 enum mode {
 	M_INLINE, M_INLINE_REG, M_ASYNC, M_SENDFILE, M_SYSCALL, M_NOP,
-	M_GETPPID, NR_MODES
+	M_GETPPID, M_SF_SQE, NR_MODES
 };
 
 static const enum mode splice_modes[] = {
@@ -135,7 +141,7 @@ static const enum mode splice_modes[] = {
 };
 
 static const enum mode sendfile_modes[] = {
-	M_INLINE, M_ASYNC, M_SENDFILE, M_SYSCALL,
+	M_SF_SQE, M_INLINE, M_ASYNC, M_SENDFILE, M_SYSCALL,
 };
 
 static const enum mode floor_modes[] = { M_NOP, M_GETPPID };
@@ -166,6 +172,7 @@ static const char * const mode_name[] = {
 	[M_INLINE] = "inline", [M_INLINE_REG] = "inline reg",
 	[M_ASYNC] = "async", [M_SENDFILE] = "sendfile(2)",
 	[M_SYSCALL] = "splice(2)", [M_NOP] = "NOP", [M_GETPPID] = "getppid()",
+	[M_SF_SQE] = "sendfile sqe",
 };
 
 /* -m keys, by mode */
@@ -173,6 +180,7 @@ static const char * const mode_key[] = {
 	[M_INLINE] = "inline", [M_INLINE_REG] = "inline-reg",
 	[M_ASYNC] = "async", [M_SENDFILE] = "sendfile",
 	[M_SYSCALL] = "splice", [M_NOP] = "nop", [M_GETPPID] = "getppid",
+	[M_SF_SQE] = "sf-sqe",
 };
 
 /* the guest's clock counts instructions (-i, IOU_ICOUNT=1) */
@@ -807,6 +815,64 @@ static int sf_ring(struct cell *c, struct sf *fs, int file, unsigned int size)
 	return 0;
 }
 
+/*
+ * The ring's sendfile: one IORING_OP_SPLICE from the file to the socket
+ * per file (again from where it stopped if it comes back short), no pipe.
+ * user_data: the set's index.
+ */
+static void sf_queue_sqe(struct iou_ring *ring, struct sf *f, int i, int file,
+			 unsigned int size)
+{
+	struct io_uring_sqe *sqe = iou_get_sqe(ring);
+
+	iou_prep_splice(sqe, f->s[0], NO_OFF, file, f->pos, size - f->pos, 0);
+	sqe->user_data = i;
+}
+
+static int sf_sqe(struct cell *c, struct sf *fs, int file, unsigned int size)
+{
+	struct iou_ring ring;
+	struct iou_cqe cqe;
+	int i, ret, busy = 0;
+	bool more = true;
+
+	ret = iou_setup(&ring, 2 * MAX_QD, 0);
+	if (ret)
+		return fail(c, "io_uring_setup: %s", strerror(-ret));
+	for (i = 0; i < c->qd; i++, busy++)
+		sf_queue_sqe(&ring, &fs[i], i, file, size);
+	while (busy) {
+		ret = iou_submit_and_wait(&ring, 1);
+		if (ret < 0 && ret != -EINTR)
+			return fail(c, "io_uring_enter: %s", strerror(-ret));
+		while (!iou_peek_cqe(&ring, &cqe)) {
+			struct sf *f = &fs[cqe.user_data];
+
+			i = cqe.user_data;
+			if (cqe.res <= 0 || (unsigned int)cqe.res > size - f->pos)
+				return fail(c, "file->socket gave %d of %u",
+					    cqe.res, size - f->pos);
+			f->pos += cqe.res;
+			if (f->pos < size) {
+				sf_queue_sqe(&ring, f, i, file, size);
+				continue;
+			}
+			busy--;
+			f->pos = 0;
+			if (more)
+				more = cell_tick(c, size);
+			else
+				c->tail_bytes += size;
+			if (more) {
+				sf_queue_sqe(&ring, f, i, file, size);
+				busy++;
+			}
+		}
+	}
+	iou_exit(&ring);
+	return 0;
+}
+
 static int sf_sendfile(struct cell *c, struct sf *fs, int file,
 		       unsigned int size)
 {
@@ -901,6 +967,8 @@ static void sf_cell(struct cell *c)
 		return;
 	if (c->mode == M_SENDFILE)
 		sf_sendfile(c, fs, file, size);
+	else if (c->mode == M_SF_SQE)
+		sf_sqe(c, fs, file, size);
 	else if (c->mode == M_SYSCALL)
 		sf_splice(c, fs, file, size);
 	else
@@ -1210,8 +1278,9 @@ static void usage(const char *prog, FILE *f)
 		"       [-m MODE,...] [-D DIR] [-h]\n"
 		"IORING_OP_SPLICE inline (fds, registered files) vs. IOSQE_ASYNC\n"
 		"(io-wq) vs. splice(2): pipe->pipe 4K and 64K, file->pipe->tcp\n"
-		"64K; inline vs. IOSQE_ASYNC vs. sendfile(2) vs. splice(2): a\n"
-		"1 MiB and a 16 KiB file on ext4 to TCP; at QD 1 and 32: 40 cells.\n"
+		"64K; the one-sqe sendfile vs. inline pairs vs. IOSQE_ASYNC vs.\n"
+		"sendfile(2) vs. splice(2): a 1 MiB and a 16 KiB file on ext4 to\n"
+		"TCP; at QD 1 and 32: 44 cells.\n"
 		"  -i          the guest's clock counts instructions (QEMU -icount\n"
 		"              shift=0,sleep=off; default when IOU_ICOUNT=1): one\n"
 		"              round, guest instructions per op, the ring floor\n"
@@ -1565,6 +1634,22 @@ int main(int argc, char **argv)
 		print_ratio(c, sizeof(c), &r[wl][1][M_INLINE],
 			    &r[wl][1][M_SYSCALL], 0, false);
 		printf("%-20s %-24s %-38s %s\n", wls[wl].name, a, b, c);
+	}
+	/* one line per size, for readers and scripts */
+	for (wl = 0; wl < NR_WL; wl++) {
+		const struct result *sqe = &r[wl][1][M_SF_SQE];
+		const struct result *sys = &r[wl][1][M_SENDFILE];
+
+		if (!(mask & 1u << wl) || !wls[wl].ext4 || sf_skipped ||
+		    !(modes & 1u << M_SF_SQE) || !(modes & 1u << M_SENDFILE))
+			continue;
+		if (sqe->failed || sys->failed || sqe->ops <= 0 || sys->ops <= 0)
+			printf("ring sendfile %s QD%d: n/a\n",
+			       wls[wl].name + strlen("sendfile ext4 "), qds[1]);
+		else
+			printf("ring sendfile %s QD%d: %.2f x sendfile(2), %d workers\n",
+			       wls[wl].name + strlen("sendfile ext4 "), qds[1],
+			       sqe->ops / sys->ops, sqe->workers);
 	}
 	return failed;
 }

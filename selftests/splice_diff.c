@@ -4,7 +4,8 @@
  *
  * Each scenario is drawn from a seed and an index: the input (pipe, AF_UNIX
  * or TCP socket, tmpfs or ext4 file; or a tee between pipes), the output
- * (pipe, AF_UNIX or TCP socket, small buffers or not, full or not), the
+ * (pipe, AF_UNIX or TCP socket, small buffers or not, full or not; a file
+ * to a socket is the series' sendfile, sendfile(2) in one sqe), the
  * sizes, the splice flags, O_NONBLOCK, SO_RCVLOWAT, a linked NOP and/or
  * IORING_OP_LINK_TIMEOUT, and a schedule of peer actions after the submit
  * (write to the input, read or drain the output, a second reader of the
@@ -400,7 +401,10 @@ static void gen_scen(struct scen *s, __u64 seed, unsigned long idx)
 		} else {
 			s->in = K_EXT4;
 		}
-		if (s->in != K_PIPE)
+		if (file_kind(s->in) && one_in(3))
+			/* a regular file to a socket: the series' sendfile */
+			s->out = one_in(2) ? K_UNIX : K_TCP;
+		else if (s->in != K_PIPE)
 			s->out = K_PIPE;
 		if (s->in == K_PIPE)
 			s->in_pipe_sz = PICK(pipesz);
@@ -450,6 +454,9 @@ static void gen_scen(struct scen *s, __u64 seed, unsigned long idx)
 		    (f & 4 ? SPLICE_F_MORE : 0);
 	if (!one_in(3))
 		s->sflags &= ~SPLICE_F_NONBLOCK;
+	/* sendfile takes no splice flag (-EINVAL): mostly none */
+	if (file_kind(s->in) && sock_kind(s->out) && !one_in(4))
+		s->sflags = 0;
 	s->in_nonblock = one_in(8);
 	s->out_nonblock = one_in(8);
 	if (!s->len)

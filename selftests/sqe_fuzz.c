@@ -285,6 +285,8 @@ static __u64 rng_state;
 static bool verbose;
 static bool no_drain;	/* -D: no drains (6.12 miscounts refused sqes) */
 static bool have_ioctl;
+/* IORING_OP_SPLICE from a regular file to a socket is sendfile(2) */
+static bool have_sendfile;
 static bool rwf_nowait = true;
 static bool tcp_ok = true, udp6_ok = true, proc_ok = true;
 static int fd_baseline;
@@ -2024,6 +2026,7 @@ struct kprop {
 	bool pos;		/* FMODE_PREAD and FMODE_PWRITE */
 	bool append;		/* O_APPEND */
 	bool sread, swrite;	/* has ->splice_read, ->splice_write */
+	bool reg, sock;		/* a regular file, a socket */
 	unsigned int rd, wr;	/* EB_*: reading it into a pipe, writing it */
 	unsigned int rd_res, wr_res;	/* RES_* */
 };
@@ -2042,7 +2045,7 @@ static const struct kprop kprops[K_NR] = {
 	 * unix_stream_sendmsg(): -EPIPE after a shutdown or the peer's close
 	 * (pipe_err), or that sk_err (sock_alloc_send_pskb()).
 	 */
-	[K_UNIX_STREAM]	= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_UNIX_STREAM]	= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .rd = EB(CONNRESET), .rd_res = RES_BYTES | RES_ZERO,
 			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
 	/*
@@ -2054,7 +2057,7 @@ static const struct kprop kprops[K_NR] = {
 	 * closes during the send (restart without a peer), -EPIPE after a
 	 * shutdown of either side.
 	 */
-	[K_UNIX_DGRAM]	= { .r = true, .w = true, .swrite = true, .sread = true,
+	[K_UNIX_DGRAM]	= { .sock = true, .r = true, .w = true, .swrite = true, .sread = true,
 			    .rd_res = RES_BYTES | RES_ZERO,
 			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) | EB(NOTCONN) |
 				  EB(CONNRESET) | EB(PIPE),
@@ -2066,7 +2069,7 @@ static const struct kprop kprops[K_NR] = {
 	 * tcp_sendmsg_locked(): -EPIPE after a shutdown or when no longer
 	 * connected (sk_stream_wait_connect()), or the socket's error.
 	 */
-	[K_TCP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_TCP]		= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .rd = EB(CONNRESET) | EB(PIPE) | EB(NOTCONN),
 			    .rd_res = RES_BYTES | RES_ZERO,
 			    .wr = EB(PIPE) | EB(CONNRESET), .wr_res = RES_BYTES },
@@ -2076,7 +2079,7 @@ static const struct kprop kprops[K_NR] = {
 	 * -ENOTCONN, or 0 once shut down again. Sending:
 	 * sk_stream_wait_connect() gives -EPIPE. No byte ever moves.
 	 */
-	[K_TCP_LISTEN]	= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_TCP_LISTEN]	= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .rd = EB(NOTCONN), .rd_res = RES_ZERO,
 			    .wr = EB(PIPE) },
 	/*
@@ -2085,10 +2088,10 @@ static const struct kprop kprops[K_NR] = {
 	 * -EMSGSIZE above 0xffff bytes, else -EDESTADDRREQ; udpv6_sendmsg()
 	 * -EDESTADDRREQ first.
 	 */
-	[K_UDP]		= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_UDP]		= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .rd_res = RES_ZERO,
 			    .wr = EB(MSGSIZE) | EB(DESTADDRREQ) },
-	[K_UDP6]	= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_UDP6]	= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .rd_res = RES_ZERO, .wr = EB(DESTADDRREQ) },
 	/*
 	 * NETLINK_USERSOCK, O_NONBLOCK: nothing ever arrives, so
@@ -2096,20 +2099,20 @@ static const struct kprop kprops[K_NR] = {
 	 * above sk_sndbuf - 32, else -ECONNREFUSED (no kernel socket at port
 	 * 0: netlink_getsockbyportid()). shutdown(2) does nothing to it.
 	 */
-	[K_NETLINK]	= { .r = true, .w = true, .sread = true, .swrite = true,
+	[K_NETLINK]	= { .sock = true, .r = true, .w = true, .sread = true, .swrite = true,
 			    .wr = EB(MSGSIZE) | EB(CONNREFUSED) },
 	/*
 	 * tmpfs (memfd_create(), or reopened through /proc): shmem's
 	 * ->splice_read gives 0 at or past the end; iter_file_splice_write()
 	 * writes anywhere below LLONG_MAX (s_maxbytes), sparse.
 	 */
-	[K_FILE]	= { .r = true, .w = true, .pos = true, .sread = true,
+	[K_FILE]	= { .reg = true, .r = true, .w = true, .pos = true, .sread = true,
 			    .swrite = true, .rd_res = RES_BYTES | RES_ZERO,
 			    .wr_res = RES_BYTES },
-	[K_FILE_APPEND]	= { .r = true, .w = true, .pos = true, .append = true,
+	[K_FILE_APPEND]	= { .reg = true, .r = true, .w = true, .pos = true, .append = true,
 			    .sread = true, .swrite = true,
 			    .rd_res = RES_BYTES | RES_ZERO },
-	[K_FILE_RO]	= { .r = true, .pos = true, .sread = true, .swrite = true,
+	[K_FILE_RO]	= { .reg = true, .r = true, .pos = true, .sread = true, .swrite = true,
 			    .rd_res = RES_BYTES | RES_ZERO },
 	/* O_PATH: fget() refuses it, -EBADF at the lookup */
 	[K_OPATH]	= { 0 },
@@ -2153,6 +2156,28 @@ static void from_pipe(const struct req *rq, struct expect *x)
 }
 
 /*
+ * A regular file to a socket, with the series: sendfile(2) (io_sendfile()),
+ * whatever the length. -EINVAL for an output offset or a splice flag, or
+ * for an input offset rw_verify_area() refuses; then the socket's own
+ * results, -EAGAIN if it is non-blocking, and 0 at or past the file's end.
+ */
+static void sendfile_expect(const struct req *rq, const struct kprop *op,
+			    struct expect *x)
+{
+	const struct io_uring_sqe *s = &rq->sqe;
+
+	if (s->off != NO_OFF || (s->splice_flags & FZ_SPLICE_F_ALL) ||
+	    (s->splice_off_in != NO_OFF && bad_pos(s->splice_off_in, s->len))) {
+		x->errs |= EB(INVAL);
+		return;
+	}
+	x->errs |= op->wr;
+	x->res |= op->wr_res | RES_ZERO;
+	if (rq->nonblock)
+		x->errs |= EB(AGAIN);
+}
+
+/*
  * Add what the request may give if its input is pool entry @ie and its
  * output @oe (-1: no file there) to @x, in the kernel's order.
  */
@@ -2164,6 +2189,11 @@ static void pair_expect(const struct req *rq, int ie, int oe, struct expect *x)
 
 	if (ie < 0 || oe < 0) {
 		x->errs |= EB(BADF);
+		return;
+	}
+	if (have_sendfile && rq->op == OP_SPLICE &&
+	    kprops[F.pool[ie].kind].reg && kprops[F.pool[oe].kind].sock) {
+		sendfile_expect(rq, &kprops[F.pool[oe].kind], x);
 		return;
 	}
 	if (!s->len) {
@@ -3336,6 +3366,7 @@ int main(int argc, char **argv)
 	iou_exit(&probe);
 	absent = iou_series_absent();
 	have_ioctl = !absent;
+	have_sendfile = !absent;
 	ksft_print_msg("IORING_OP_IOCTL (58): %s%s\n", have_ioctl ? "fuzzed" :
 		       "not fuzzed: ", absent ?: "");
 	if (no_drain)
