@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,12 +351,18 @@ int main(void)
 			break;
 		}
 	}
-	/* what is still in the sockets */
+	/*
+	 * What is still on its way: a CQE says the socket took the bytes,
+	 * not that the peer has them yet.
+	 */
 	for (i = 0; i < n; i++) {
 		while (c[i].got < size) {
-			ssize_t got = read(c[i].rx, buf, sizeof(buf));
-			ssize_t j;
+			struct pollfd pfd = { .fd = c[i].rx, .events = POLLIN };
+			ssize_t got, j;
 
+			if (poll(&pfd, 1, 5000) != 1)
+				break;
+			got = read(c[i].rx, buf, sizeof(buf));
 			if (got <= 0)
 				break;
 			for (j = 0; j < got; j++)
