@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "iou_helpers.h"
+#include "sendfile_helpers.h"
 #include "../kselftest.h"
 
 #define EXT4_SUPER_MAGIC_	0xEF53
@@ -54,11 +55,6 @@ struct conn {
 	unsigned int got;	/* bytes the reader got */
 	int res;		/* the CQE's, or INT_MIN */
 };
-
-static unsigned char pattern_byte(long long off)
-{
-	return (unsigned char)((off * 131) ^ (off >> 9));
-}
 
 static long mem_available_kb(void)
 {
@@ -180,31 +176,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int make_file(const char *path, unsigned int size)
-{
-	unsigned char *buf = malloc(size);
-	unsigned int i;
-	int fd;
-
-	if (!buf)
-		return -1;
-	for (i = 0; i < size; i++)
-		buf[i] = pattern_byte(i);
-	/*
-	 * Read once a tick after the write: the access time then is later
-	 * than the modification time, and relatime has nothing to update
-	 * (a nowait read refuses a file whose access time is due).
-	 */
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || pwrite(fd, buf, size, 0) != size || fsync(fd) ||
-	    usleep(20 * 1000) || pread(fd, buf, size, 0) != size) {
-		free(buf);
-		return -1;
-	}
-	free(buf);
-	return fd;
-}
-
 /* n connections over IPv4 loopback with small buffers on both ends */
 static int connect_all(struct conn *c, int n)
 {
@@ -276,7 +247,7 @@ int main(void)
 	if (!scaled)
 		ksft_print_msg("tcp_mem left as it is: %s\n", strerror(errno));
 	snprintf(path, sizeof(path), "%s/sendfile_many.%d", dir, getpid());
-	file = make_file(path, size);
+	file = sendfile_cached_file(path, size);
 	unlink(path);
 	/* the unlink changed the file's ctime: an access time due again */
 	if (file >= 0 && (usleep(20 * 1000) || pread(file, &ret, 1, 0) != 1))
@@ -337,7 +308,7 @@ int main(void)
 			ssize_t j;
 
 			for (j = 0; j < got; j++)
-				if (buf[j] != pattern_byte(c[i].got + j) &&
+				if (buf[j] != sendfile_pattern(c[i].got + j) &&
 				    bad_bytes++ < 5)
 					ksft_print_msg("connection %d: byte %u wrong\n",
 						       i, (unsigned int)(c[i].got + j));
@@ -366,7 +337,7 @@ int main(void)
 			if (got <= 0)
 				break;
 			for (j = 0; j < got; j++)
-				if (buf[j] != pattern_byte(c[i].got + j))
+				if (buf[j] != sendfile_pattern(c[i].got + j))
 					bad_bytes++;
 			c[i].got += got;
 		}

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "iou_helpers.h"
+#include "sendfile_helpers.h"
 #include "../kselftest_harness.h"
 
 #define EXT4_DIR		"/mnt/ext4"
@@ -103,11 +104,6 @@ struct sf_result {
 
 static char file_path[PATH_MAX];
 
-static unsigned char pattern_byte(long long off)
-{
-	return (unsigned char)((off * 131) ^ (off >> 9));
-}
-
 static const char *sendfile_absent(void)
 {
 	const char *dir = getenv("SPLICE_FILE_DIR") ?: EXT4_DIR;
@@ -130,39 +126,13 @@ static const char *sendfile_absent(void)
 	return NULL;
 }
 
-/* The file, written, synced and read once (atime then needs no update). */
+/* The file, as sendfile_cached_file() leaves it */
 static int make_file(size_t size)
 {
-	static unsigned char buf[65536];
-	size_t done = 0;
-	int fd;
+	int fd = sendfile_cached_file(file_path, size);
 
-	fd = open(file_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		return -1;
-	while (done < size) {
-		size_t n = size - done < sizeof(buf) ? size - done : sizeof(buf);
-		size_t i;
-
-		for (i = 0; i < n; i++)
-			buf[i] = pattern_byte(done + i);
-		if (pwrite(fd, buf, n, done) != (ssize_t)n)
-			return -1;
-		done += n;
-	}
-	fsync(fd);
-	/*
-	 * At least once (an empty file's access time is due as well), and a
-	 * tick after the write: an access time equal to the modification
-	 * time is due again under relatime.
-	 */
-	usleep(20 * 1000);
-	done = 0;
-	do {
-		if (pread(fd, buf, sizeof(buf), done) < 0)
-			return -1;
-		done += sizeof(buf);
-	} while (done < size);
 	close(fd);
 	return 0;
 }
@@ -197,7 +167,7 @@ static void read_peer(struct reader_arg *r)
 					r->ok = false;
 				continue;
 			}
-			if (buf[i] != pattern_byte(r->start + r->got))
+			if (buf[i] != sendfile_pattern(r->start + r->got))
 				r->ok = false;
 			r->got++;
 		}
