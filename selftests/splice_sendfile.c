@@ -10,8 +10,9 @@
  * that each is the file's byte at that offset) must be the same for all
  * three. With the series, the plain ring must have had no io-wq worker
  * when the file was cached (whether or not it waited for room in the
- * socket on poll), and a worker when it was not; IOSQE_ASYNC always has
- * one. Cases that only the ring has (an output offset, splice flags)
+ * socket on poll), and a worker when it was not or when the socket is
+ * one the inline try refuses (SOCK_SEQPACKET, kTLS); IOSQE_ASYNC always
+ * has one. Cases that only the ring has (an output offset, splice flags)
  * compare with the result the series documents.
  *
  * Then what sendfile(2) cannot show the same way: a request cancelled,
@@ -47,6 +48,8 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <netinet/tcp.h>
+#include <linux/tls.h>
 
 #include "iou_helpers.h"
 #include "sendfile_helpers.h"
@@ -60,6 +63,12 @@
 #define PREFILL_BYTE		0xee
 #define SPLICE_F_MORE_		0x04
 #define SPLICE_F_FD_IN_FIXED_	(1U << 31)
+#ifndef SOL_TLS
+#define SOL_TLS			282
+#endif
+#ifndef TCP_ULP
+#define TCP_ULP			31
+#endif
 
 enum way { WAY_RING, WAY_ASYNC, WAY_SYSCALL, NR_WAYS };
 static const char * const way_name[] = { "ring", "IOSQE_ASYNC", "sendfile(2)" };
@@ -78,6 +87,9 @@ struct sf_case {
 	long long start_pos;	/* the file position before */
 	unsigned int len;
 	bool tcp;		/* else an AF_UNIX stream pair */
+	/* sockets the inline try refuses: io-wq must give sendfile(2)'s result */
+	bool seqpacket;		/* an AF_UNIX SOCK_SEQPACKET pair */
+	bool ktls;		/* TCP with kTLS: TLS_TX on *out, TLS_RX on *peer */
 	bool nonblock;		/* the socket is O_NONBLOCK */
 	enum reader reader;
 	bool wronly;		/* the input opened O_WRONLY */
@@ -184,14 +196,43 @@ static void *reader_thread(void *p)
 	return NULL;
 }
 
+/*
+ * kTLS on a connected TCP pair: @out encrypts (TLS_TX), @peer decrypts
+ * (TLS_RX) with the same fixed AES-GCM-128 key, so the reader sees the
+ * file's bytes. tls_sw_sendmsg() is not tcp_sendmsg(), so the inline try
+ * refuses the socket.
+ */
+static int ktls_pair(int out, int peer)
+{
+	struct tls12_crypto_info_aes_gcm_128 ci = {
+		.info.version = TLS_1_2_VERSION,
+		.info.cipher_type = TLS_CIPHER_AES_GCM_128,
+	};
+
+	memset(ci.key, 0x11, sizeof(ci.key));
+	memset(ci.iv, 0x22, sizeof(ci.iv));
+	memset(ci.salt, 0x33, sizeof(ci.salt));
+	if (setsockopt(out, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ||
+	    setsockopt(peer, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) ||
+	    setsockopt(out, SOL_TLS, TLS_TX, &ci, sizeof(ci)) ||
+	    setsockopt(peer, SOL_TLS, TLS_RX, &ci, sizeof(ci)))
+		return -errno;
+	return 0;
+}
+
 /* A socket pair: *out the end sendfile writes to, *peer the other. */
 static int make_sockets(const struct sf_case *c, int *out, int *peer)
 {
-	int sv[2];
+	int sv[2], ret;
 
-	if (c->tcp)
-		return iou_tcp_pair(out, peer, 65536);
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+	if (c->tcp || c->ktls) {
+		ret = iou_tcp_pair(out, peer, 65536);
+		if (!ret && c->ktls)
+			ret = ktls_pair(*out, *peer);
+		return ret;
+	}
+	if (socketpair(AF_UNIX, c->seqpacket ? SOCK_SEQPACKET : SOCK_STREAM,
+		       0, sv))
 		return -errno;
 	*out = sv[0];
 	*peer = sv[1];
@@ -365,6 +406,12 @@ static const struct sf_case cases[] = {
 	  .tcp = true },
 	{ "registered_both", 65536, .off = OFF_POS, .start_pos = 7,
 	  .len = 65536, .reg_in = true, .reg_out = true },
+	{ "unix_seqpacket", 65536, .len = 65536, .seqpacket = true },
+	{ "ktls_1m", 1 << 20, .len = 1 << 20, .ktls = true },
+	{ "ktls_reader_late", 1 << 20, .len = 1 << 20, .ktls = true,
+	  .reader = READ_LATE },
+	{ "ktls_file_position", 65536, .off = OFF_POS, .start_pos = 1000,
+	  .len = 5000, .ktls = true },
 	{ "output_offset", 16384, .len = 4096, .off_out = 0x1000,
 	  .ring_only = true, .ring_res = -EINVAL },
 	{ "splice_flag", 16384, .len = 4096, .sflags = SPLICE_F_MORE_,
@@ -471,12 +518,28 @@ FIXTURE_VARIANT_ADD(sendfile, registered_both) {
 	.idx = 22,
 };
 
-FIXTURE_VARIANT_ADD(sendfile, output_offset) {
+FIXTURE_VARIANT_ADD(sendfile, unix_seqpacket) {
 	.idx = 23,
 };
 
-FIXTURE_VARIANT_ADD(sendfile, splice_flag) {
+FIXTURE_VARIANT_ADD(sendfile, ktls_1m) {
 	.idx = 24,
+};
+
+FIXTURE_VARIANT_ADD(sendfile, ktls_reader_late) {
+	.idx = 25,
+};
+
+FIXTURE_VARIANT_ADD(sendfile, ktls_file_position) {
+	.idx = 26,
+};
+
+FIXTURE_VARIANT_ADD(sendfile, output_offset) {
+	.idx = 27,
+};
+
+FIXTURE_VARIANT_ADD(sendfile, splice_flag) {
+	.idx = 28,
 };
 
 FIXTURE_SETUP(sendfile)
@@ -553,7 +616,12 @@ TEST_F_TIMEOUT(sendfile, same_as_sendfile, 300)
 		EXPECT_LE(1, r[WAY_RING].workers) {
 			TH_LOG("an uncached file read without a worker: the inline try did I/O");
 		}
-	if (!c->uncached && !c->wronly && !c->shut_wr && !c->ring_only)
+	if (c->seqpacket || c->ktls)
+		EXPECT_LE(1, r[WAY_RING].workers) {
+			TH_LOG("a socket the inline try refuses was sent to without a worker");
+		}
+	if (!c->uncached && !c->wronly && !c->shut_wr && !c->ring_only &&
+	    !c->seqpacket && !c->ktls)
 		EXPECT_EQ(0, r[WAY_RING].workers) {
 			TH_LOG("a cached file needed an io-wq worker");
 		}
