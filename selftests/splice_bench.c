@@ -22,10 +22,14 @@
  *                        [ext4-1m, ext4-16k] a web server's sendfile: a
  *                        whole file of 1 MiB / 16 KiB on ext4 to a TCP
  *                        loopback socket, a reader thread draining the
- *                        peers.  One operation = the whole file delivered
- *                        to the socket.  The files are made in the -D
+ *                        peers (epoll).  One operation = the whole file
+ *                        delivered to the socket.  The measured time starts
+ *                        and ends with no request in flight and every byte
+ *                        read (cell_quiesced()), so a row's count holds all
+ *                        of its reads too.  The files are made in the -D
  *                        directory (default /mnt/ext4) before the first
- *                        cell: written, fsync()ed, read once, so that they
+ *                        cell: written, fsync()ed, read once a tick later
+ *                        (no access time due), so that they
  *                        are in the page cache and clean (the header says
  *                        how many of their pages mincore() found there).
  *                        The ring sends the file as linked pairs file->pipe,
@@ -109,6 +113,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -216,6 +221,8 @@ struct cell {
 	__u64 ops, bytes, ops0, bytes0;
 	__u64 tail_bytes;	/* of operations completed after the end */
 	bool measuring;
+	/* the sendfile cells' reader: their measured time starts and ends quiesced */
+	struct drainer *quiesce;
 	struct result *res;
 };
 
@@ -227,7 +234,34 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Account one operation; false once the measured time is over. */
+static void cell_begin(struct cell *c, double t)
+{
+	c->measuring = true;
+	bench_mark_begin();
+	c->ops0 = c->ops;
+	c->bytes0 = c->bytes;
+	c->t_start = t;
+	c->t_end = t + c->dur;
+}
+
+/* An operation that completed after cell_tick() said stop: still the cell's */
+static void cell_count(struct cell *c, __u64 bytes)
+{
+	c->ops++;
+	c->bytes += bytes;
+}
+
+static void cell_end(struct cell *c, double t)
+{
+	bench_mark_end();
+	c->res->ops = (c->ops - c->ops0) / (t - c->t_start);
+	c->res->mbs = (c->bytes - c->bytes0) / (t - c->t_start) / 1e6;
+}
+
+/*
+ * Account one operation; false once the warm-up (in a quiesced cell) or
+ * the measured time is over.
+ */
 static bool cell_tick(struct cell *c, __u64 bytes)
 {
 	double t;
@@ -242,19 +276,15 @@ static bool cell_tick(struct cell *c, __u64 bytes)
 			c->t_warm_end = t + c->warm;
 		if (t < c->t_warm_end)
 			return true;
-		c->measuring = true;
-		bench_mark_begin();
-		c->ops0 = c->ops;
-		c->bytes0 = c->bytes;
-		c->t_start = t;
-		c->t_end = t + c->dur;
+		if (c->quiesce)		/* cell_quiesced() begins */
+			return false;
+		cell_begin(c, t);
 		return true;
 	}
 	if (t < c->t_end)
 		return true;
-	bench_mark_end();
-	c->res->ops = (c->ops - c->ops0) / (t - c->t_start);
-	c->res->mbs = (c->bytes - c->bytes0) / (t - c->t_start) / 1e6;
+	if (!c->quiesce)
+		cell_end(c, t);
 	return false;
 }
 
@@ -410,18 +440,28 @@ struct drainer {
 	__u64 got;
 };
 
+/*
+ * epoll, not poll(): poll() of 32 sockets costs the reader about 30
+ * instructions per socket per wakeup whatever arrived, so a row's count
+ * depended on how many sockets had data at each wakeup.
+ */
 static void *drain_fn(void *arg)
 {
 	struct drainer *d = arg;
-	struct pollfd pfd[MAX_QD];
+	struct epoll_event ev[MAX_QD];
 	static char buf[1 << 20];
 	double deadline = 0;
+	int i, nev, stop, ep;
 	ssize_t n;
-	int i, stop;
 
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return NULL;
 	for (i = 0; i < d->n; i++) {
-		pfd[i].fd = d->fds[i];
-		pfd[i].events = POLLIN;
+		ev[0].events = EPOLLIN;
+		ev[0].data.fd = d->fds[i];
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, d->fds[i], &ev[0]))
+			goto out;
 	}
 	for (;;) {
 		stop = __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
@@ -431,16 +471,15 @@ static void *drain_fn(void *arg)
 			deadline = now_s() + 10;
 		if (deadline && now_s() > deadline)
 			break;
-		if (poll(pfd, d->n, 50) <= 0)
-			continue;
-		for (i = 0; i < d->n; i++) {
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			n = read(pfd[i].fd, buf, sizeof(buf));
+		nev = epoll_wait(ep, ev, MAX_QD, 50);
+		for (i = 0; i < nev; i++) {
+			n = read(ev[i].data.fd, buf, sizeof(buf));
 			if (n > 0)
-				d->got += n;
+				__atomic_fetch_add(&d->got, n, __ATOMIC_RELEASE);
 		}
 	}
+out:
+	close(ep);
 	return NULL;
 }
 
@@ -449,6 +488,40 @@ static int drain_start(struct cell *c, struct drainer *d)
 	if (pthread_create(&d->thr, NULL, drain_fn, d))
 		return fail(c, "pthread_create failed");
 	return 0;
+}
+
+/*
+ * The sendfile cells' loops stop at the end of the warm-up and of the
+ * measured time and wait for every request in flight (counting those of
+ * the measured time in it), then call this: once the reader has every
+ * byte sent, the measured time begins (true: run again) or ends (false).
+ * So a cell's instructions and time are exactly those of its operations,
+ * the reader's copies included: measured from one op's completion to
+ * another's, the reader's share depended on how far behind it was when
+ * the time ended (a profile of sendfile(2)'s 16K QD32 cell had
+ * rep_movs_alternative run 1185 instructions per 16 KiB op, where the
+ * reader's copy of 16 KiB takes 2048).
+ */
+static bool cell_quiesced(struct cell *c)
+{
+	double deadline = now_s() + 10;
+
+	while (__atomic_load_n(&c->quiesce->got, __ATOMIC_ACQUIRE) <
+	       c->bytes + c->tail_bytes) {
+		if (now_s() > deadline) {
+			fail(c, "the reader got %llu of %llu bytes in 10 s",
+			     (unsigned long long)c->quiesce->got,
+			     (unsigned long long)(c->bytes + c->tail_bytes));
+			return false;
+		}
+		usleep(100);
+	}
+	if (c->measuring) {
+		cell_end(c, now_s());
+		return false;
+	}
+	cell_begin(c, now_s());
+	return true;
 }
 
 /*
@@ -769,14 +842,16 @@ static int sf_ring(struct cell *c, struct sf *fs, int file, unsigned int size)
 	__u8 flags = c->mode == M_ASYNC ? IOSQE_ASYNC : 0;
 	struct iou_ring ring;
 	struct iou_cqe cqe;
-	int i, ret, busy = 0;
-	bool more = true;
+	int i, ret, busy;
+	bool more;
 
 	ret = iou_setup(&ring, 4 * MAX_QD, 0);
 	if (ret)
 		return fail(c, "io_uring_setup: %s", strerror(-ret));
-	for (i = 0; i < c->qd; i++, busy++)
-		sf_queue_pair(&ring, &fs[i], i, file, size, flags);
+again:
+	more = true;
+	for (busy = 0; busy < c->qd; busy++)
+		sf_queue_pair(&ring, &fs[busy], busy, file, size, flags);
 	while (busy) {
 		ret = iou_submit_and_wait(&ring, 1);
 		if (ret < 0 && ret != -EINTR)
@@ -801,16 +876,15 @@ static int sf_ring(struct cell *c, struct sf *fs, int file, unsigned int size)
 			/* the whole file is in the socket */
 			busy--;
 			f->pos = 0;
-			if (more)
-				more = cell_tick(c, size);
-			else
-				c->tail_bytes += size;
-			if (more) {
+			if (!more)
+				cell_count(c, size);
+			else if ((more = cell_tick(c, size)))
 				sf_queue_pair(&ring, f, i, file, size, flags);
-				busy++;
-			}
+			busy += more;
 		}
 	}
+	if (cell_quiesced(c))
+		goto again;
 	iou_exit(&ring);
 	return 0;
 }
@@ -833,14 +907,16 @@ static int sf_sqe(struct cell *c, struct sf *fs, int file, unsigned int size)
 {
 	struct iou_ring ring;
 	struct iou_cqe cqe;
-	int i, ret, busy = 0;
-	bool more = true;
+	int i, ret, busy;
+	bool more;
 
 	ret = iou_setup(&ring, 2 * MAX_QD, 0);
 	if (ret)
 		return fail(c, "io_uring_setup: %s", strerror(-ret));
-	for (i = 0; i < c->qd; i++, busy++)
-		sf_queue_sqe(&ring, &fs[i], i, file, size);
+again:
+	more = true;
+	for (busy = 0; busy < c->qd; busy++)
+		sf_queue_sqe(&ring, &fs[busy], busy, file, size);
 	while (busy) {
 		ret = iou_submit_and_wait(&ring, 1);
 		if (ret < 0 && ret != -EINTR)
@@ -859,16 +935,15 @@ static int sf_sqe(struct cell *c, struct sf *fs, int file, unsigned int size)
 			}
 			busy--;
 			f->pos = 0;
-			if (more)
-				more = cell_tick(c, size);
-			else
-				c->tail_bytes += size;
-			if (more) {
+			if (!more)
+				cell_count(c, size);
+			else if ((more = cell_tick(c, size)))
 				sf_queue_sqe(&ring, f, i, file, size);
-				busy++;
-			}
+			busy += more;
 		}
 	}
+	if (cell_quiesced(c))
+		goto again;
 	iou_exit(&ring);
 	return 0;
 }
@@ -880,8 +955,8 @@ static int sf_sendfile(struct cell *c, struct sf *fs, int file,
 	off_t off;
 	int i;
 
-	for (;;) {
-		for (i = 0; i < c->qd; i++) {
+	do {
+		for (i = 0; ; i = (i + 1) % c->qd) {
 			for (off = 0; off < size; ) {
 				n = sendfile(fs[i].s[0], file, &off, size - off);
 				if (n <= 0)
@@ -889,9 +964,10 @@ static int sf_sendfile(struct cell *c, struct sf *fs, int file,
 						    n, strerror(errno));
 			}
 			if (!cell_tick(c, size))
-				return 0;
+				break;
 		}
-	}
+	} while (cell_quiesced(c));
+	return 0;
 }
 
 /* splice(2) the @n bytes in @f's pipe to its socket. */
@@ -915,8 +991,8 @@ static int sf_splice(struct cell *c, struct sf *fs, int file,
 	ssize_t n;
 	int i;
 
-	for (;;) {
-		for (i = 0; i < c->qd; i++) {
+	do {
+		for (i = 0; ; i = (i + 1) % c->qd) {
 			struct sf *f = &fs[i];
 
 			for (off = 0; off < size; ) {
@@ -931,9 +1007,10 @@ static int sf_splice(struct cell *c, struct sf *fs, int file,
 					return -1;
 			}
 			if (!cell_tick(c, size))
-				return 0;
+				break;
 		}
-	}
+	} while (cell_quiesced(c));
+	return 0;
 }
 
 /*
@@ -965,6 +1042,7 @@ static void sf_cell(struct cell *c)
 		d.fds[i] = fs[i].s[1];
 	if (drain_start(c, &d))
 		return;
+	c->quiesce = &d;
 	if (c->mode == M_SENDFILE)
 		sf_sendfile(c, fs, file, size);
 	else if (c->mode == M_SF_SQE)
@@ -1182,7 +1260,13 @@ static int sf_make_file(const char *dir, unsigned int size, long *cached,
 		if (n <= 0)
 			goto io_error;
 	}
-	if (fsync(fd))
+	/*
+	 * Read it a tick after the write (and the unlink, which changed the
+	 * ctime): an access time equal to the mtime or ctime is due again
+	 * under relatime, and the first cell to read the file would then
+	 * update it in io-wq (the nowait read refuses a due access time).
+	 */
+	if (fsync(fd) || usleep(20 * 1000))
 		goto io_error;
 	for (done = 0; done < size; done += n) {
 		n = pread(fd, buf + done, size - done, done);
