@@ -13,7 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/coverage.sh"
 # shellcheck source=lib/liburing.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/liburing.sh"
 
-IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-900}
+IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-}
 IOU_GUEST_MEM=${IOU_GUEST_MEM:-2G}
 IOU_GUEST_CPUS=${IOU_GUEST_CPUS:-2}
 IOU_QEMU_MONITOR=${IOU_QEMU_MONITOR:-}
@@ -69,7 +69,8 @@ Options:
   --shell          boot the same guest to an interactive shell instead; run
                    ./run_kselftest.sh (or ./run_kselftest.sh -t io_uring:splice_tee)
                    in /kselftest, leave with "exit" (powers the guest off)
-  --timeout SECS   guest timeout (env IOU_GUEST_TIMEOUT, default $IOU_GUEST_TIMEOUT)
+  --timeout SECS   guest timeout (env IOU_GUEST_TIMEOUT, default 900, 1800
+                   with --debug)
   --debug          add kconfig-fragments/debug (KASAN, KFENCE, UBSAN, lockdep,
                    atomic-sleep checks, kmemleak scanned after the tests, hung
                    tasks); built in its own directory
@@ -206,6 +207,9 @@ if [ "$debug" = 1 ]; then
 	extra_fragments+=(debug)
 	variant+=-debug
 fi
+# The debug kernel's tests take about twice the plain one's time, and a
+# loaded host stretches both.
+IOU_GUEST_TIMEOUT=${IOU_GUEST_TIMEOUT:-$([ "$debug" = 1 ] && echo 1800 || echo 900)}
 kmake_args=()
 if [ "$coverage" = 1 ]; then
 	extra_fragments+=(coverage)
@@ -289,6 +293,11 @@ build_initramfs() {
 	else
 		echo absent >"$rootfs/iou-series"
 	fi
+	# Variables /init exports for the tests. KASAN and lockdep make each
+	# TCP connection about ten times dearer: sendfile_many serves 1000 at
+	# once on the debug kernel (10,000 on the others).
+	: >"$rootfs/iou-env"
+	[ "$debug" = 0 ] || echo SENDFILE_MANY_N=1000 >>"$rootfs/iou-env"
 	while read -r path; do
 		if [ "$(head -c 4 "$path" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			copy_shared_libs "$rootfs" "$path"

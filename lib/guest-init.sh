@@ -37,6 +37,12 @@ hostname iou-guest
 # and fails a program whose probe disagrees.
 IOU_SERIES=$(cat /iou-series 2>/dev/null)
 export IOU_SERIES
+# NAME=VALUE lines the runner wrote for the tests (run_selftests.sh says why)
+if [ -f /iou-env ]; then
+	while IFS= read -r assignment; do
+		export "${assignment?}"
+	done </iou-env
+fi
 # run_selftests.sh --icount: QEMU's clock counts instructions (1 ns each,
 # none while idle); the benchmarks read IOU_ICOUNT and say so in their tables.
 if [ -f /iou-icount ]; then
