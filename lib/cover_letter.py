@@ -70,7 +70,8 @@ def sendfile_many(out_dir):
         text = open(os.path.join(folder, "console.log"), errors="replace").read()
     except OSError:
         return None
-    found = re.findall(r"^# (\d+ sendfiles of .*)$", text, flags=re.M)
+    # ksft_print_msg() under run_kselftest.sh: "# # 10000 sendfiles of ..."
+    found = re.findall(r"^(?:# )+(\d+ sendfiles of .*)$", text, flags=re.M)
     result = re.findall(r"^(ok|not ok) \d+ selftests: io_uring: sendfile_many", text,
                         flags=re.M)
     if not found or not result:
