@@ -441,9 +441,10 @@ struct drainer {
 };
 
 /*
- * epoll, not poll(): poll() of 32 sockets costs the reader about 30
- * instructions per socket per wakeup whatever arrived, so a row's count
- * depended on how many sockets had data at each wakeup.
+ * epoll, not poll(): poll() asks each of the 32 sockets at every wakeup
+ * whatever arrived (tcp_poll() alone ran 289 instructions per op in a
+ * profile of sendfile(2)'s 16K QD32 cell), so a row's count depended on
+ * how many sockets had data at each wakeup.
  */
 static void *drain_fn(void *arg)
 {
