@@ -220,6 +220,12 @@ static int ktls_pair(int out, int peer)
 	return 0;
 }
 
+/* The inline try refuses these sockets (splice_nowait_file()): io-wq sends */
+static bool inline_refuses_socket(const struct sf_case *c)
+{
+	return c->seqpacket || c->ktls;
+}
+
 /* A socket pair: *out the end sendfile writes to, *peer the other. */
 static int make_sockets(const struct sf_case *c, int *out, int *peer)
 {
@@ -616,12 +622,12 @@ TEST_F_TIMEOUT(sendfile, same_as_sendfile, 300)
 		EXPECT_LE(1, r[WAY_RING].workers) {
 			TH_LOG("an uncached file read without a worker: the inline try did I/O");
 		}
-	if (c->seqpacket || c->ktls)
+	if (inline_refuses_socket(c))
 		EXPECT_LE(1, r[WAY_RING].workers) {
 			TH_LOG("a socket the inline try refuses was sent to without a worker");
 		}
 	if (!c->uncached && !c->wronly && !c->shut_wr && !c->ring_only &&
-	    !c->seqpacket && !c->ktls)
+	    !inline_refuses_socket(c))
 		EXPECT_EQ(0, r[WAY_RING].workers) {
 			TH_LOG("a cached file needed an io-wq worker");
 		}
