@@ -877,11 +877,15 @@ again:
 			/* the whole file is in the socket */
 			busy--;
 			f->pos = 0;
-			if (!more)
+			if (!more) {
 				cell_count(c, size);
-			else if ((more = cell_tick(c, size)))
+				continue;
+			}
+			more = cell_tick(c, size);
+			if (more) {
 				sf_queue_pair(&ring, f, i, file, size, flags);
-			busy += more;
+				busy++;
+			}
 		}
 	}
 	if (cell_quiesced(c))
@@ -936,11 +940,15 @@ again:
 			}
 			busy--;
 			f->pos = 0;
-			if (!more)
+			if (!more) {
 				cell_count(c, size);
-			else if ((more = cell_tick(c, size)))
+				continue;
+			}
+			more = cell_tick(c, size);
+			if (more) {
 				sf_queue_sqe(&ring, f, i, file, size);
-			busy += more;
+				busy++;
+			}
 		}
 	}
 	if (cell_quiesced(c))
