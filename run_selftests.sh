@@ -50,7 +50,9 @@ Options:
   --bench          run the benchmarks (selftests/*_bench: inline splice vs
                    IOSQE_ASYNC vs splice(2), ring FIONREAD vs ioctl(2)) in
                    the guest instead of the tests; their tables go to
-                   bench.txt in the results folder
+                   bench.txt in the results folder. With --run, only the
+                   programs given (e.g. a script calling splice_bench -w
+                   ext4 -n 15), on wall clock
   --icount         count instructions: QEMU's -icount shift=0,sleep=off (TCG
                    only), so the guest's clock advances 1 ns per instruction
                    the vCPUs execute and stands still while they idle. With
@@ -180,6 +182,10 @@ done
 [ "$liburing" = 0 ] || [ "$mode" != bench ] || iou_die "--bench and --liburing are separate runs"
 
 [ "$profile" = 0 ] || [ "$icount" = 1 ] || iou_die "--profile counts instructions: it needs --icount"
+# --bench --run: only the programs given, neither suite nor benchmarks.
+if [ "$mode" = bench ] && [ "${#extra[@]}" -gt 0 ]; then
+	mode=extra
+fi
 if [ "$icount" = 1 ]; then
 	[ "$IOU_KVM" != 1 ] || iou_die "--icount is TCG's: not with --kvm"
 	[ "$liburing" = 0 ] || iou_die "--icount goes with --bench or --run, not --liburing"

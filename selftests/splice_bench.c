@@ -201,7 +201,7 @@ static int sf_file[NR_WL] = { [0 ... NR_WL - 1] = -1 };
 /* their pipes' size: the most F_SETPIPE_SZ allowed the parent, up to 1 MiB */
 static int sf_pipe_size;
 
-#define MAX_ROUNDS	15
+#define MAX_ROUNDS	64
 
 struct result {
 	double ops;		/* per second */
@@ -1378,10 +1378,13 @@ static void usage(const char *prog, FILE *f)
 		"              shift=0,sleep=off; default when IOU_ICOUNT=1): one\n"
 		"              round, guest instructions per op, the ring floor\n"
 		"              rows (NOP, getppid()) and the ideal ratios\n"
-		"  -d SECONDS  measured time per cell and round (default 1, guest\n"
-		"              seconds with -i; each adds a tenth for warm-up)\n"
-		"  -n ROUNDS   rounds of each cell, the median is shown (default 5,\n"
-		"              1 with -i; at most %d)\n"
+		"  -d SECONDS  measured time per cell and round (default 0.3, 1\n"
+		"              guest second with -i; each adds a tenth, at least\n"
+		"              0.1 s, for warm-up)\n"
+		"  -n ROUNDS   rounds of each cell, the median is shown (default\n"
+		"              15, 1 with -i; at most %d); a round runs each\n"
+		"              mode's cell once, the sendfile sqe / sendfile(2)\n"
+		"              line is the median of the rounds' ratios\n"
 		"  -w LIST     only these workloads (default all, and nop with -i):\n"
 		"              ext4 (both ext4 ones), all, or of",
 		prog, MAX_ROUNDS);
@@ -1514,11 +1517,42 @@ static void print_ideal(char *buf, size_t size, const struct result *r,
 	snprintf(buf, size, "%.2f", sys / (sys - ppid + nop));
 }
 
+/* every round's result of every cell, for the paired ratios */
+static struct result all_rounds[NR_WL][2][NR_MODES][MAX_ROUNDS];
+
+/*
+ * The median over the @n rounds of workload @wl at depth index @q of
+ * @a's ops/s over @b's in the same round, 0 if a round failed.  A round
+ * runs its cells one after another, so each ratio compares cells a
+ * second or two apart: on wall clock TCG's speed changed by more than 2x
+ * from one half second to the next (at one vCPU too), more than the
+ * cells differ, and a ratio of two medians taken minutes apart took it in.
+ */
+static double paired_ratio(int wl, int q, int a, int b, int n,
+			   double *lower_quartile, double *upper_quartile)
+{
+	const struct result *ra = all_rounds[wl][q][a];
+	const struct result *rb = all_rounds[wl][q][b];
+	double ratios[MAX_ROUNDS], spread, median;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (ra[k].failed || rb[k].failed || ra[k].ops <= 0 ||
+		    rb[k].ops <= 0)
+			return 0;
+		ratios[k] = ra[k].ops / rb[k].ops;
+	}
+	median = bench_median(ratios, n, &spread);	/* sorts them */
+	*lower_quartile = ratios[n / 4];
+	*upper_quartile = ratios[(3 * n) / 4];
+	return median;
+}
+
 /* The -n rounds of one workload and depth, then its rows of the table. */
 static int run_rows(int wl, int q, int nrounds, double dur,
 		    unsigned int modes, struct result *row)
 {
-	static struct result rounds[NR_MODES][MAX_ROUNDS];
+	struct result (*rounds)[MAX_ROUNDS] = all_rounds[wl][q];
 	int k, m, mode, nm = wls[wl].nr_modes, failed = 0;
 	double spread;
 
@@ -1566,7 +1600,7 @@ int main(int argc, char **argv)
 	unsigned int mask = 0, modes = (1u << NR_MODES) - 1;
 	const char *dir = "/mnt/ext4";
 	bool splices = false, sendfiles = false, sf_skipped = false;
-	double dur = 1;
+	double dur = 0;
 	char sf_msg[512];
 	int wl, q, opt, nrounds = 0, failed = 0;
 
@@ -1623,7 +1657,10 @@ int main(int argc, char **argv)
 	if (!mask)
 		mask = ((1u << NR_WL) - 1) & ~(icount ? 0 : 1u << W_NOP);
 	if (!nrounds)
-		nrounds = icount ? 1 : 5;
+		nrounds = icount ? 1 : 15;
+	/* wall clock: many short rounds, so TCG's swings hit every cell */
+	if (!dur)
+		dur = icount ? 1 : 0.3;
 	for (wl = 0; wl < NR_WL; wl++)
 		if (mask & 1u << wl) {
 			splices |= !wls[wl].ext4 && wl != W_NOP;
@@ -1728,21 +1765,33 @@ int main(int argc, char **argv)
 			    &r[wl][1][M_SYSCALL], 0, false);
 		printf("%-20s %-24s %-38s %s\n", wls[wl].name, a, b, c);
 	}
-	/* one line per size, for readers and scripts */
+	/*
+	 * One line per size, for readers and scripts: the median of the
+	 * rounds' ratios (one round under -i, where the clock repeats).
+	 */
+	if (sendfiles && !sf_skipped && (modes & 1u << M_SF_SQE) &&
+	    (modes & 1u << M_SENDFILE))
+		printf("\nsendfile sqe / sendfile(2) at QD%d, %s\n", qds[1],
+		       icount ? "instructions" :
+		       "each round's two cells: quartiles of the ratios");
 	for (wl = 0; wl < NR_WL; wl++) {
+		const char *size = wls[wl].name + strlen("sendfile ext4 ");
 		const struct result *sqe = &r[wl][1][M_SF_SQE];
-		const struct result *sys = &r[wl][1][M_SENDFILE];
+		double ratio, low, high;
 
 		if (!(mask & 1u << wl) || !wls[wl].ext4 || sf_skipped ||
 		    !(modes & 1u << M_SF_SQE) || !(modes & 1u << M_SENDFILE))
 			continue;
-		if (sqe->failed || sys->failed || sqe->ops <= 0 || sys->ops <= 0)
-			printf("ring sendfile %s QD%d: n/a\n",
-			       wls[wl].name + strlen("sendfile ext4 "), qds[1]);
+		ratio = paired_ratio(wl, 1, M_SF_SQE, M_SENDFILE, nrounds,
+				     &low, &high);
+		if (ratio > 0 && nrounds > 1)
+			printf("  %s: %.2f  %.2f  %.2f (%d rounds)\n", size, low,
+			       ratio, high, nrounds);
+		if (ratio <= 0)
+			printf("ring sendfile %s QD%d: n/a\n", size, qds[1]);
 		else
 			printf("ring sendfile %s QD%d: %.2f x sendfile(2), %d workers\n",
-			       wls[wl].name + strlen("sendfile ext4 "), qds[1],
-			       sqe->ops / sys->ops, sqe->workers);
+			       size, qds[1], ratio, sqe->workers);
 	}
 	return failed;
 }
