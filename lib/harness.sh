@@ -262,7 +262,7 @@ iou_configure_guest_kernel() {
 iou_build_guest_kernel() {
 	local build=$1 log=$2
 	shift 2
-	iou_run_logged "building the guest kernel (a cold build took 4-8 min on 2 cores; after a change, seconds to minutes)" \
+	iou_run_logged "building the guest kernel (a cold build took 4-12 min on 2 cores; after a change, seconds to minutes)" \
 		"$log" make ARCH=x86_64 O="$build" -j"$IOU_JOBS" bzImage modules headers "$@"
 }
 

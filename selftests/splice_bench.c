@@ -1524,8 +1524,8 @@ static struct result all_rounds[NR_WL][2][NR_MODES][MAX_ROUNDS];
  * The median over the @n rounds of workload @wl at depth index @q of
  * @a's ops/s over @b's in the same round, 0 if a round failed.  A round
  * runs its cells one after another, so each ratio compares cells a
- * second or two apart: on wall clock TCG's speed changed by more than 2x
- * from one half second to the next (at one vCPU too), more than the
+ * second or two apart: on wall clock TCG's speed changed by up to 2.7x
+ * from one half second to the next (1.85x with one vCPU), more than the
  * cells differ, and a ratio of two medians taken minutes apart took it in.
  */
 static double paired_ratio(int wl, int q, int a, int b, int n,
